@@ -1,0 +1,92 @@
+// Environment → typed configuration, validated once at start-up and passed down.
+// Nothing else in the code base reads process.env.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export const ENVIRONMENTS = ['local', 'dev', 'prod'] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+
+export interface Config {
+  env: Environment;
+  host: string;
+  port: number;
+  /** A PostgreSQL server; when undefined the embedded PostgreSQL in dataDir is used. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  version: string;
+  commit: string;
+  logLevel: string;
+  webhookAllowPrivate: boolean;
+  rateLimit: { perSecond: number; burst: number };
+  retryScheduleSeconds: number[];
+  deliveryTimeoutMs: number;
+}
+
+export class ConfigError extends Error {}
+
+const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const platformEnv = env.PLATFORM_ENV ?? 'local';
+  if (!ENVIRONMENTS.includes(platformEnv as Environment)) {
+    throw new ConfigError(`PLATFORM_ENV must be one of ${ENVIRONMENTS.join(', ')} (got "${platformEnv}")`);
+  }
+  const webhookAllowPrivate = env.PLATFORM_WEBHOOK_ALLOW_PRIVATE === '1';
+  if (webhookAllowPrivate && platformEnv === 'prod') {
+    throw new ConfigError('PLATFORM_WEBHOOK_ALLOW_PRIVATE=1 is refused when PLATFORM_ENV=prod');
+  }
+  const databaseUrl = env.DATABASE_URL?.trim() || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  }
+  return {
+    env: platformEnv as Environment,
+    host: env.HOST || '127.0.0.1',
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    databaseUrl,
+    dataDir: path.resolve(env.PLATFORM_DATA_DIR || '.data'),
+    version: packageJson.version,
+    commit: env.PLATFORM_COMMIT || gitCommit(),
+    logLevel: env.PLATFORM_LOG_LEVEL || 'info',
+    webhookAllowPrivate,
+    rateLimit: {
+      perSecond: integer(env, 'PLATFORM_RATE_LIMIT_PER_SECOND', 100, 0, 1_000_000),
+      burst: integer(env, 'PLATFORM_RATE_LIMIT_BURST', 200, 0, 1_000_000),
+    },
+    retryScheduleSeconds: retrySchedule(env.PLATFORM_RETRY_SCHEDULE ?? '5,300,1800,7200,18000,36000,36000'),
+    deliveryTimeoutMs: integer(env, 'PLATFORM_DELIVERY_TIMEOUT_MS', 15_000, 1, 600_000),
+  };
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+  }
+  return value;
+}
+
+function retrySchedule(raw: string): number[] {
+  const seconds = raw.split(',').map((part) => Number(part.trim()));
+  if (seconds.length === 0 || seconds.some((s) => !Number.isFinite(s) || s < 0)) {
+    throw new ConfigError(`PLATFORM_RETRY_SCHEDULE must be comma-separated seconds (got "${raw}")`);
+  }
+  return seconds;
+}
+
+/** The commit of the checkout the code runs from, when it runs from one. */
+function gitCommit(): string {
+  try {
+    const cwd = path.dirname(new URL(import.meta.url).pathname);
+    return execFileSync('git', ['rev-parse', 'HEAD'], { cwd, stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
+  } catch {
+    return 'unknown';
+  }
+}

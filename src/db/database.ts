@@ -1,0 +1,93 @@
+// The one stateful part. A Database wraps a pg pool; services take a `Db` (anything with `query`),
+// so the same service function runs on the pool or inside a transaction's client.
+import pg from 'pg';
+
+export interface Db {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>>;
+}
+
+export interface Database extends Db {
+  pool: pg.Pool;
+  /** Runs fn in one transaction; callbacks registered with onCommit run after a successful commit. */
+  transaction<T>(fn: (tx: Db, onCommit: (callback: () => void) => void) => Promise<T>): Promise<T>;
+  /** `select 1` within timeoutMs: false when the database cannot be reached in that time. */
+  ping(timeoutMs: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+// Reading bigint counts as numbers: every count we report is far below 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+export function openDatabase(url: string, options: { max?: number } = {}): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 20,
+    // A database that does not answer should fail fast, so callers can answer 503 quickly.
+    connectionTimeoutMillis: 3000,
+    idleTimeoutMillis: 30_000,
+    application_name: 'platform-core',
+  });
+  // An idle client whose server went away emits here; the pool drops it and the next query reconnects.
+  pool.on('error', () => {});
+
+  return {
+    pool,
+    query: (text, values) => pool.query(text, values),
+    async transaction(fn) {
+      const client = await pool.connect();
+      const callbacks: (() => void)[] = [];
+      try {
+        await client.query('begin');
+        const result = await fn(client, (callback) => callbacks.push(callback));
+        await client.query('commit');
+        for (const callback of callbacks) callback();
+        return result;
+      } catch (error) {
+        await client.query('rollback').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    async ping(timeoutMs) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      });
+      const query = pool.query('select 1').then(
+        () => true,
+        () => false,
+      );
+      try {
+        return await Promise.race([query, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+/** The one row a statement must return (an insert's `returning`, an aggregate). */
+export function onlyRow<R extends pg.QueryResultRow>(result: pg.QueryResult<R>): R {
+  const row = result.rows[0];
+  if (!row) throw new Error('expected one row, got none');
+  return row;
+}
+
+/** Errors that mean "the database cannot be reached", as opposed to a bad query. */
+export function isUnavailable(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  if (typeof e?.code === 'string') {
+    // node networking errors, and PostgreSQL's connection exception / operator intervention classes
+    if (['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(e.code))
+      return true;
+    if (e.code.startsWith('08') || e.code.startsWith('57P')) return true;
+  }
+  return /timeout exceeded when trying to connect|Connection terminated|connection timeout/i.test(
+    e?.message ?? '',
+  );
+}

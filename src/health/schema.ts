@@ -1,0 +1,25 @@
+import { Type } from 'typebox';
+
+export const HealthSchema = Type.Object(
+  {
+    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
+    env: Type.Union([Type.Literal('local'), Type.Literal('dev'), Type.Literal('prod')]),
+    version: Type.String(),
+    commit: Type.String(),
+    db: Type.Union([Type.Literal('up'), Type.Literal('down')]),
+    queue: Type.Union([Type.Literal('up'), Type.Literal('idle')]),
+    queueDead: Type.Integer(),
+    queueFailed24h: Type.Integer(),
+    webhooksDead24h: Type.Integer(),
+    breakers: Type.Array(
+      Type.Object({
+        provider: Type.String(),
+        state: Type.Union([Type.Literal('closed'), Type.Literal('open'), Type.Literal('half_open')]),
+      }),
+    ),
+    lastMigration: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'Health' },
+);
+
+export const ProbeSchema = Type.Object({ status: Type.String() });

@@ -1,0 +1,94 @@
+// GET /api/health: every field from real sources: the database (reachability, migrations), the queue
+// (filled by the delivery module), the capability registry (breakers) and the configuration.
+import type { CapabilityRegistry } from '../capabilities.ts';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import { appliedMigrations, MIGRATIONS } from '../db/migrate.ts';
+
+const PING_TIMEOUT_MS = 1000;
+
+export interface QueueStats {
+  /** Deliveries pending or in flight. */
+  pending: number;
+  dead: number;
+  failedAttempts24h: number;
+  dead24h: number;
+  /** True when deliveries are due and no worker has reported in for 60 s. */
+  workerStale: boolean;
+}
+
+/** Where queue figures come from; the delivery module provides the real one. */
+export interface QueueMonitor {
+  stats(db: Database): Promise<QueueStats>;
+}
+
+export const idleQueue: QueueMonitor = {
+  stats: async () => ({ pending: 0, dead: 0, failedAttempts24h: 0, dead24h: 0, workerStale: false }),
+};
+
+export interface Health {
+  status: 'ok' | 'degraded';
+  env: Config['env'];
+  version: string;
+  commit: string;
+  db: 'up' | 'down';
+  queue: 'up' | 'idle';
+  queueDead: number;
+  queueFailed24h: number;
+  webhooksDead24h: number;
+  breakers: { provider: string; state: string }[];
+  lastMigration: string | null;
+}
+
+export function healthService(deps: {
+  config: Config;
+  db: Database;
+  registry: CapabilityRegistry;
+  queue: QueueMonitor;
+}) {
+  const { config, db, registry, queue } = deps;
+  // Kept from the last successful read so an outage still reports what was last known.
+  let lastMigration: string | null = null;
+  let lastStats: QueueStats | undefined;
+
+  return {
+    async report(): Promise<{ statusCode: 200 | 503; body: Health }> {
+      const up = await db.ping(PING_TIMEOUT_MS);
+      let pendingMigrations = false;
+      if (up) {
+        try {
+          const applied = await appliedMigrations(db);
+          lastMigration = applied.at(-1) ?? null;
+          pendingMigrations = MIGRATIONS.some((m) => !applied.includes(m.name));
+          lastStats = await queue.stats(db);
+        } catch {
+          // The database answered the ping but not these reads: report what we last knew.
+        }
+      }
+      const stats = lastStats ?? (await idleQueue.stats(db));
+      const breakers = registry.breakers();
+      const degraded =
+        !up || pendingMigrations || stats.workerStale || breakers.some((b) => b.state === 'open');
+      return {
+        statusCode: up ? 200 : 503,
+        body: {
+          status: degraded ? 'degraded' : 'ok',
+          env: config.env,
+          version: config.version,
+          commit: config.commit,
+          db: up ? 'up' : 'down',
+          queue: stats.pending > 0 ? 'up' : 'idle',
+          queueDead: stats.dead,
+          queueFailed24h: stats.failedAttempts24h,
+          webhooksDead24h: stats.dead24h,
+          breakers,
+          lastMigration,
+        },
+      };
+    },
+
+    ready: () => db.ping(PING_TIMEOUT_MS),
+  };
+}
+
+export type HealthService = ReturnType<typeof healthService>;

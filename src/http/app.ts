@@ -1,0 +1,88 @@
+// The one place that wires the HTTP API: Fastify with per-route JSON schemas (validation, serialisation
+// and OpenAPI from the same TypeBox schemas), one auth hook, one error handler, one not-found handler.
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  LogController,
+} from 'fastify';
+import type { Context } from '../context.ts';
+import { registerAuth } from './auth.ts';
+import { errorsPage, PlatformError, ProblemSchema, problemBody } from './errors.ts';
+import { toPlatformError } from './fault.ts';
+import { healthRoutes } from './routes/health.ts';
+import { projectRoutes } from './routes/projects.ts';
+
+export const BODY_LIMIT = 1024 * 1024;
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+export type App = FastifyInstance;
+
+export async function buildApp(context: Context): Promise<App> {
+  const app = Fastify({
+    loggerInstance: context.log as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT,
+    // A caller's own x-request-id is kept when it is sane, so its logs and ours line up.
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    ajv: { customOptions: { coerceTypes: false, allErrors: true, removeAdditional: false } },
+    forceCloseConnections: 'idle',
+    return503OnClosing: false,
+  });
+
+  app.addSchema(ProblemSchema);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'platform-core',
+        version: context.config.version,
+        description:
+          'The shared platform service: keys and scopes, idempotent writes, signed webhooks, usage and limits, ' +
+          'subject erasure and health. Contract 0.1.0. Every error is an RFC 9457 problem: see [error codes](/docs/errors).',
+      },
+      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
+      security: [{ apiKey: [] }],
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}`,
+    },
+  });
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const failure = error instanceof PlatformError ? error : toPlatformError(error);
+    if (failure.status >= 500) {
+      // the one place a fault is logged with its stack; the body carries only the request id
+      request.log.error({ err: error }, `request failed: ${failure.code}`);
+    }
+    for (const [name, value] of Object.entries(failure.options.headers ?? {})) reply.header(name, value);
+    return reply.code(failure.status).type('application/problem+json').send(problemBody(failure, request.id));
+  });
+  app.setNotFoundHandler((request) => {
+    throw new PlatformError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`);
+  });
+
+  registerAuth(app, context.checkKey);
+
+  app.get('/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, () => app.swagger());
+  app.get('/docs/errors', { config: { access: 'public' }, schema: { hide: true } }, (_request, reply) =>
+    reply.type('text/html; charset=utf-8').header('cache-control', 'public, max-age=300').send(errorsPage()),
+  );
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  await app.register(healthRoutes(context));
+  await app.register(projectRoutes(context));
+  return app;
+}

@@ -1,0 +1,128 @@
+// One error model: every failure leaves as an RFC 9457 problem (PlatformError) with a stable `code`.
+// The catalogue below is the single list of codes; the docs page and the OpenAPI schema read it too.
+import { Type } from 'typebox';
+
+export const ERROR_CATALOGUE = {
+  VALIDATION_FAILED: { status: 400, title: 'The request is not valid' },
+  IDEMPOTENCY_KEY_MISSING: { status: 400, title: 'The idempotency-key header is required' },
+  IDEMPOTENCY_KEY_INVALID: { status: 400, title: 'The idempotency-key header is not valid' },
+  WEBHOOK_URL_NOT_ALLOWED: { status: 400, title: 'The webhook address is not a public HTTPS address' },
+  WEBHOOK_ENDPOINT_LIMIT_REACHED: { status: 400, title: 'The project already has 20 webhook endpoints' },
+  USAGE_RANGE_INVALID: { status: 400, title: 'The usage date range is not valid' },
+  EVENT_DISPATCH_IN_PROGRESS: {
+    status: 400,
+    title: 'The event is still being dispatched for the first time',
+  },
+  API_KEY_MISSING: { status: 401, title: 'The x-api-key header is missing' },
+  API_KEY_INVALID: { status: 401, title: 'The API key is not valid' },
+  API_KEY_REVOKED: { status: 401, title: 'The API key has been revoked' },
+  INSUFFICIENT_SCOPE: { status: 403, title: 'The API key lacks the scope this route needs' },
+  NOT_FOUND: { status: 404, title: 'Not found' },
+  IDEMPOTENCY_KEY_IN_PROGRESS: {
+    status: 409,
+    title: 'A request with this idempotency key is still being processed',
+  },
+  PAYLOAD_TOO_LARGE: { status: 413, title: 'The request body is too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'The content type is not supported' },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    title: 'This idempotency key was already used with a different request',
+  },
+  RATE_LIMITED: { status: 429, title: 'Too many requests' },
+  USAGE_LIMIT_EXCEEDED: { status: 429, title: 'The daily usage limit is reached' },
+  INTERNAL: { status: 500, title: 'Internal error' },
+  SERVICE_UNAVAILABLE: { status: 503, title: 'The service is unavailable' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export interface FieldError {
+  /** JSON pointer into the body, for body fields */
+  pointer?: string;
+  /** name of the query or path parameter, or header */
+  parameter?: string;
+  detail: string;
+}
+
+export interface PlatformErrorOptions {
+  errors?: FieldError[];
+  requiredScope?: string;
+  headers?: Record<string, string>;
+}
+
+export class PlatformError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly options: PlatformErrorOptions;
+
+  constructor(code: ErrorCode, detail?: string, options: PlatformErrorOptions = {}) {
+    super(detail ?? ERROR_CATALOGUE[code].title);
+    this.code = code;
+    this.status = ERROR_CATALOGUE[code].status;
+    this.options = options;
+  }
+}
+
+export const notFound = (what: string) => new PlatformError('NOT_FOUND', `${what} not found`);
+
+/** Where each code is explained: a page this service serves, with one anchor per code. */
+export const errorTypeUrl = (code: ErrorCode) => `/docs/errors#${code}`;
+
+export function problemBody(error: PlatformError, requestId: string) {
+  return {
+    type: errorTypeUrl(error.code),
+    title: ERROR_CATALOGUE[error.code].title,
+    status: error.status,
+    detail: error.message,
+    code: error.code,
+    requestId,
+    ...(error.options.errors ? { errors: error.options.errors } : {}),
+    ...(error.options.requiredScope ? { requiredScope: error.options.requiredScope } : {}),
+  };
+}
+
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String({ enum: Object.keys(ERROR_CATALOGUE) }),
+    requestId: Type.String(),
+    errors: Type.Optional(
+      Type.Array(
+        Type.Object({
+          pointer: Type.Optional(Type.String()),
+          parameter: Type.Optional(Type.String()),
+          detail: Type.String(),
+        }),
+      ),
+    ),
+    requiredScope: Type.Optional(Type.String()),
+  },
+  { $id: 'PlatformError', description: 'RFC 9457 problem details' },
+);
+
+/** The error responses every authenticated route can give, plus its own, for the OpenAPI document. */
+export function errorResponses(...statuses: number[]) {
+  const problem = { $ref: 'PlatformError#' };
+  const responses: Record<number, unknown> = { 401: problem, 429: problem, 500: problem, 503: problem };
+  for (const status of statuses) responses[status] = problem;
+  return responses;
+}
+
+/** An HTML page listing every code: the target of each problem's `type`. */
+export function errorsPage(): string {
+  const rows = Object.entries(ERROR_CATALOGUE)
+    .map(
+      ([code, { status, title }]) =>
+        `<tr id="${code}"><td><code>${code}</code></td><td>${status}</td><td>${title}</td></tr>`,
+    )
+    .join('\n');
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>platform-core errors</title>
+<style>body{font:15px/1.5 system-ui,sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem}td,th{padding:.3rem .8rem;text-align:left;border-bottom:1px solid #ddd}:target{background:#fff3bf}</style>
+</head><body><h1>Error codes</h1><p>Every error is an RFC 9457 problem (<code>application/problem+json</code>) with a stable <code>code</code> and the <code>requestId</code> to quote when reporting it. See also the <a href="/docs">API reference</a>.</p>
+<table><thead><tr><th>code</th><th>status</th><th>meaning</th></tr></thead><tbody>
+${rows}
+</tbody></table></body></html>`;
+}

@@ -1,0 +1,55 @@
+// Maps every error that is not already a PlatformError (Fastify's own, PostgreSQL's, anything else)
+// to one. Expected failures get their 4xx; the database being unreachable is 503; the rest is INTERNAL.
+import type { FastifyError } from 'fastify';
+import { isUnavailable } from '../db/database.ts';
+import { type FieldError, PlatformError } from './errors.ts';
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+export function toPlatformError(error: FastifyError): PlatformError {
+  if (error.validation) return validationError(error.validation as AjvError[], error.validationContext);
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new PlatformError('PAYLOAD_TOO_LARGE', 'the request body is over 1 MiB');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new PlatformError('UNSUPPORTED_MEDIA_TYPE', 'send the body as application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new PlatformError(
+        'VALIDATION_FAILED',
+        'the body is empty but content-type says application/json',
+      );
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new PlatformError('VALIDATION_FAILED', 'the body is not valid JSON');
+  }
+  if (isUnavailable(error)) return new PlatformError('SERVICE_UNAVAILABLE', 'the database is unreachable');
+  // PostgreSQL class 22 (data exception), e.g. a NUL character in text: the input, not the service.
+  if (typeof error.code === 'string' && /^22[0-9A-Z]{3}$/.test(error.code)) {
+    return new PlatformError(
+      'VALIDATION_FAILED',
+      'a value in the request cannot be stored (for example a NUL character)',
+    );
+  }
+  if (error.statusCode === 400 || error instanceof SyntaxError) {
+    return new PlatformError('VALIDATION_FAILED', 'the request is malformed');
+  }
+  if (error.statusCode === 413) return new PlatformError('PAYLOAD_TOO_LARGE');
+  if (error.statusCode === 415) return new PlatformError('UNSUPPORTED_MEDIA_TYPE');
+  return new PlatformError('INTERNAL', 'an unexpected error occurred; quote the requestId when reporting it');
+}
+
+function validationError(issues: AjvError[], context: string | undefined): PlatformError {
+  const errors = issues.map((issue): FieldError => {
+    const missing = issue.keyword === 'required' ? `/${String(issue.params.missingProperty)}` : '';
+    const location = `${issue.instancePath}${missing}`;
+    const detail = issue.message ?? issue.keyword;
+    if (context === 'body') return { pointer: location || '/', detail };
+    return { parameter: location.replace(/^\//, '') || (context ?? 'request'), detail };
+  });
+  const where = context === 'querystring' ? 'query' : (context ?? 'request');
+  return new PlatformError('VALIDATION_FAILED', `the ${where} is not valid`, { errors });
+}

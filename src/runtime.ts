@@ -1,0 +1,78 @@
+// Opening the database in either mode, and running a service process until SIGTERM/SIGINT.
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.ts';
+import { type Database, openDatabase } from './db/database.ts';
+import { acquireServiceLock, openEmbeddedCluster, serviceRunning } from './db/embedded.ts';
+
+export function createLogger(config: Config): Logger {
+  return pino({
+    level: config.logLevel,
+    base: { service: 'platform-core', env: config.env },
+    // Belt and braces: no log line may carry a key or a secret, whatever logs it.
+    redact: {
+      paths: [
+        'req.headers["x-api-key"]',
+        'req.headers.authorization',
+        '*.secret',
+        '*.key',
+        '*.apiKey',
+        'headers["x-api-key"]',
+      ],
+      censor: '[redacted]',
+    },
+  });
+}
+
+export interface Connection {
+  db: Database;
+  close(): Promise<void>;
+}
+
+/**
+ * A service (start, serve, worker) owns the embedded cluster: it takes the data directory's service lock
+ * and stops PostgreSQL when it exits. A command attaches to the running cluster, or starts it for its own
+ * duration and stops it afterwards unless a service has started meanwhile.
+ */
+export async function connect(config: Config, role: 'service' | 'command', log: Logger): Promise<Connection> {
+  if (config.databaseUrl) {
+    const db = openDatabase(config.databaseUrl);
+    return { db, close: () => db.close() };
+  }
+  const releaseLock = role === 'service' ? await acquireServiceLock(config.dataDir) : undefined;
+  try {
+    const cluster = await openEmbeddedCluster(config.dataDir, (message) => log.info(message));
+    const db = openDatabase(cluster.url);
+    return {
+      db,
+      async close() {
+        await db.close();
+        const mustStop =
+          role === 'service' || (cluster.startedHere && !(await serviceRunning(config.dataDir)));
+        if (mustStop) await cluster.stop();
+        await releaseLock?.();
+      },
+    };
+  } catch (error) {
+    await releaseLock?.();
+    throw error;
+  }
+}
+
+/** Calls stop once on the first SIGTERM or SIGINT; a second signal exits at once. */
+export function onShutdownSignal(log: Logger, stop: () => Promise<void>) {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    log.info({ signal }, 'shutting down: no new requests, finishing in-flight ones');
+    stop().then(
+      () => process.exit(0),
+      (error) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+}
