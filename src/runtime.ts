@@ -4,8 +4,8 @@ import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { acquireServiceLock, openEmbeddedCluster, serviceRunning } from './db/embedded.ts';
 
-export function createLogger(config: Config): Logger {
-  return pino({
+export function createLogger(config: Config, destination?: NodeJS.WritableStream): Logger {
+  const options: pino.LoggerOptions = {
     level: config.logLevel,
     base: { service: 'platform-core', env: config.env },
     // Belt and braces: no log line may carry a key or a secret, whatever logs it.
@@ -20,7 +20,8 @@ export function createLogger(config: Config): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 export interface Connection {

@@ -7,6 +7,7 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
+  type FastifyReply,
   LogController,
 } from 'fastify';
 import type { Context } from '../context.ts';
@@ -33,6 +34,14 @@ export async function buildApp(context: Context): Promise<App> {
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     ajv: { customOptions: { coerceTypes: false, allErrors: true, removeAdditional: false } },
     forceCloseConnections: 'idle',
+    // Errors Fastify raises before routing (a malformed URL) get the same problem body as all others.
+    frameworkErrors: (error, request, reply) => {
+      const failure =
+        error.code === 'FST_ERR_BAD_URL'
+          ? new PlatformError('VALIDATION_FAILED', 'the URL is malformed')
+          : toPlatformError(error);
+      sendProblem((reply as unknown as FastifyReply).header('x-request-id', request.id), failure, request.id);
+    },
     return503OnClosing: false,
   });
 
@@ -85,4 +94,9 @@ export async function buildApp(context: Context): Promise<App> {
   await app.register(healthRoutes(context));
   await app.register(projectRoutes(context));
   return app;
+}
+
+function sendProblem(reply: FastifyReply, failure: PlatformError, requestId: string): FastifyReply {
+  for (const [name, value] of Object.entries(failure.options.headers ?? {})) reply.header(name, value);
+  return reply.code(failure.status).type('application/problem+json').send(problemBody(failure, requestId));
 }

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, describe, test } from 'node:test';
+import { CapabilityRegistry, CircuitBreaker } from '../src/capabilities.ts';
+import { MIGRATIONS } from '../src/db/migrate.ts';
+import { expectProblem, startService } from './helpers/app.ts';
+import { databaseAddress, freshDatabase } from './helpers/database.ts';
+import { startProxy } from './helpers/proxy.ts';
+
+const version = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
+// The service reaches its database through a proxy the test can cut.
+const database = new URL(await freshDatabase());
+const proxy = await startProxy(databaseAddress(database.toString()));
+after(() => proxy.close());
+const proxiedUrl = `postgresql://postgres@127.0.0.1:${proxy.port}${database.pathname}`;
+const breaker = new CircuitBreaker('sms-gateway', { threshold: 2 });
+const registry = new CapabilityRegistry();
+registry.register({ name: 'notify', breakers: [breaker] });
+const service = await startService({
+  databaseUrl: proxiedUrl,
+  registry,
+  env: { PLATFORM_COMMIT: 'c0ffee1', PLATFORM_ENV: 'dev' },
+});
+const tenant = await service.tenant();
+
+describe('GET /api/health', () => {
+  test('200 with every field from real sources', async () => {
+    const response = await service.request('GET', '/api/health', { key: tenant.key });
+    assert.equal(response.status, 200);
+    assert.deepEqual(response.body, {
+      status: 'ok',
+      env: 'dev',
+      version,
+      commit: 'c0ffee1',
+      db: 'up',
+      queue: 'idle',
+      queueDead: 0,
+      queueFailed24h: 0,
+      webhooksDead24h: 0,
+      breakers: [{ provider: 'sms-gateway', state: 'closed' }],
+      lastMigration: MIGRATIONS.at(-1)?.name,
+    });
+  });
+
+  test('an open breaker makes it degraded (still 200)', async () => {
+    breaker.recordFailure();
+    breaker.recordFailure();
+    const response = await service.request('GET', '/api/health', { key: tenant.key });
+    assert.equal(response.status, 200);
+    assert.equal(response.body.status, 'degraded');
+    assert.deepEqual(response.body.breakers, [{ provider: 'sms-gateway', state: 'open' }]);
+    breaker.recordSuccess();
+  });
+
+  test('a pending migration makes it degraded', async () => {
+    const last = MIGRATIONS.at(-1)?.name;
+    await service.db.query('delete from schema_migrations where name = $1', [last]);
+    try {
+      const response = await service.request('GET', '/api/health', { key: tenant.key });
+      assert.equal(response.body.status, 'degraded');
+    } finally {
+      await service.db.query('insert into schema_migrations (name) values ($1)', [last]);
+    }
+  });
+
+  test('probes: /livez and /readyz need no key', async () => {
+    assert.deepEqual((await service.request('GET', '/livez')).body, { status: 'alive' });
+    assert.deepEqual((await service.request('GET', '/readyz')).body, { status: 'ready' });
+  });
+
+  test('database unreachable: 503 with a Health body, never a 401; back to 200 when it returns', async () => {
+    const unseen = await service.tenant(); // created while up, never used before the outage
+    assert.equal((await service.request('GET', '/core/v1/projects/me', { key: tenant.key })).status, 200);
+    assert.equal((await service.request('GET', '/api/health', { key: tenant.key })).status, 200);
+    await proxy.cut();
+    try {
+      const health = await service.request('GET', '/api/health', { key: tenant.key });
+      assert.equal(health.status, 503);
+      assert.equal(health.body.db, 'down');
+      assert.equal(health.body.status, 'degraded');
+      assert.equal(health.body.lastMigration, MIGRATIONS.at(-1)?.name, 'the last known migration is kept');
+
+      const healthUnseenKey = await service.request('GET', '/api/health', { key: unseen.key });
+      assert.equal(healthUnseenKey.status, 503);
+      assert.equal(healthUnseenKey.body.db, 'down');
+
+      // a recently verified key still passes from the cache; a key that cannot be checked gets 503
+      assert.equal((await service.request('GET', '/core/v1/projects/me', { key: tenant.key })).status, 200);
+      const unchecked = await service.request('GET', '/core/v1/projects/me', { key: unseen.key });
+      expectProblem(unchecked, 503, 'SERVICE_UNAVAILABLE');
+
+      assert.equal((await service.request('GET', '/readyz')).status, 503);
+      assert.equal((await service.request('GET', '/livez')).status, 200);
+    } finally {
+      await proxy.restore();
+    }
+    const healthy = await service.request('GET', '/api/health', { key: tenant.key });
+    assert.equal(healthy.status, 200, healthy.text);
+    assert.equal(healthy.body.db, 'up');
+    assert.equal((await service.request('GET', '/core/v1/projects/me', { key: unseen.key })).status, 200);
+  });
+});

@@ -1,0 +1,133 @@
+// An in-process service on a fresh database, listening on loopback: tests talk to it through HTTP.
+import { after } from 'node:test';
+import pino from 'pino';
+import type { CapabilityRegistry } from '../../src/capabilities.ts';
+import { loadConfig } from '../../src/config.ts';
+import { type Context, createContext } from '../../src/context.ts';
+import { type Database, openDatabase } from '../../src/db/database.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { type App, buildApp } from '../../src/http/app.ts';
+import { SCOPES, type Scope } from '../../src/keys/scopes.ts';
+import { keyService } from '../../src/keys/service.ts';
+import { projectService } from '../../src/projects/service.ts';
+import { createLogger } from '../../src/runtime.ts';
+import { freshDatabase } from './database.ts';
+
+export interface TestService {
+  baseUrl: string;
+  app: App;
+  db: Database;
+  context: Context;
+  /** A new project and a key for it (every scope unless scopes are given). */
+  tenant(scopes?: readonly Scope[], mode?: 'test' | 'live'): Promise<Tenant>;
+  request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+}
+
+export interface Tenant {
+  projectId: string;
+  slug: string;
+  key: string;
+  keyId: string;
+}
+
+export interface RequestOptions {
+  key?: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+  /** a raw body sent as is (with its own content-type header) */
+  rawBody?: string | Buffer;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+let tenants = 0;
+
+export async function startService(
+  options: {
+    env?: Record<string, string>;
+    registry?: CapabilityRegistry;
+    databaseUrl?: string;
+    /** where log lines go (to inspect them); silent when not given */
+    logTo?: NodeJS.WritableStream;
+    setup?: (app: App) => void;
+  } = {},
+): Promise<TestService> {
+  const databaseUrl = options.databaseUrl ?? (await freshDatabase());
+  const logLevel = options.logTo ? 'info' : 'silent';
+  const config = loadConfig({ PLATFORM_LOG_LEVEL: logLevel, ...options.env, DATABASE_URL: databaseUrl });
+  const db = openDatabase(databaseUrl);
+  await migrate(db);
+  const context = createContext({
+    config,
+    db,
+    log: options.logTo ? createLogger(config, options.logTo) : pino({ level: 'silent' }),
+    registry: options.registry,
+  });
+  const app = await buildApp(context);
+  options.setup?.(app);
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  after(async () => {
+    await app.close();
+    await db.close();
+  });
+
+  const request = async (method: string, path: string, req: RequestOptions = {}): Promise<TestResponse> => {
+    const headers: Record<string, string> = { ...req.headers };
+    if (req.key !== undefined) headers['x-api-key'] = req.key;
+    let body: string | Buffer | undefined;
+    if (req.rawBody !== undefined) body = req.rawBody;
+    else if (req.body !== undefined) {
+      body = JSON.stringify(req.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(`${address}${path}`, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, headers: response.headers, body: parsed, text };
+  };
+
+  return {
+    baseUrl: address,
+    app,
+    db,
+    context,
+    request,
+    async tenant(scopes = SCOPES, mode = 'test') {
+      const slug = `p${++tenants}-${process.pid}`;
+      const project = await projectService(db).create({ slug, name: `Project ${slug}`, mode });
+      const created = await keyService(db).create(project, [...scopes]);
+      return { projectId: project.id, slug, key: created.key, keyId: created.id };
+    },
+  };
+}
+
+/** Asserts a PlatformError response: status, code, problem+json, request id. */
+export function expectProblem(response: TestResponse, status: number, code: string) {
+  const where = `${response.status} ${response.text.slice(0, 300)}`;
+  if (response.status !== status) throw new Error(`expected ${status} ${code}, got ${where}`);
+  if (response.body?.code !== code) throw new Error(`expected code ${code}, got ${where}`);
+  if (!response.headers.get('content-type')?.startsWith('application/problem+json')) {
+    throw new Error(`expected application/problem+json, got ${response.headers.get('content-type')}`);
+  }
+  const requestId = response.headers.get('x-request-id');
+  if (!requestId || response.body.requestId !== requestId)
+    throw new Error(`requestId missing or different: ${where}`);
+  if (
+    response.body.status !== status ||
+    typeof response.body.title !== 'string' ||
+    typeof response.body.type !== 'string'
+  ) {
+    throw new Error(`not a problem document: ${where}`);
+  }
+  if (/\bat .+:\d+:\d+/.test(response.text)) throw new Error(`a stack trace leaked: ${where}`);
+}

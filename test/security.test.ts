@@ -1,0 +1,73 @@
+// The security set on every route: no key, a wrong key, a malformed key, a revoked key, a missing scope.
+// ROUTES is the single list of authenticated routes: a route added to the API is added here.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { SCOPES, type Scope } from '../src/keys/scopes.ts';
+import { keyService } from '../src/keys/service.ts';
+import { expectProblem, startService } from './helpers/app.ts';
+
+interface Route {
+  method: string;
+  path: string;
+  /** the scope it needs; undefined = any valid key */
+  scope?: Scope;
+}
+
+export const ROUTES: Route[] = [
+  { method: 'GET', path: '/api/health' },
+  { method: 'GET', path: '/core/v1/projects/me', scope: 'projects:read' },
+];
+
+const service = await startService();
+const owner = await service.tenant();
+const revoked = await service.tenant();
+await keyService(service.db).revoke(revoked.keyId);
+
+describe('security set', () => {
+  for (const route of ROUTES) {
+    describe(`${route.method} ${route.path}`, () => {
+      test('no key → 401 API_KEY_MISSING', async () => {
+        expectProblem(await service.request(route.method, route.path), 401, 'API_KEY_MISSING');
+      });
+      test('an empty key → 401 API_KEY_MISSING', async () => {
+        expectProblem(await service.request(route.method, route.path, { key: '' }), 401, 'API_KEY_MISSING');
+      });
+      test('a well-formed unknown key → 401 API_KEY_INVALID', async () => {
+        const key = `pk_test_${'A'.repeat(32)}`;
+        expectProblem(await service.request(route.method, route.path, { key }), 401, 'API_KEY_INVALID');
+      });
+      test('a malformed key → 401 API_KEY_INVALID', async () => {
+        for (const key of ['nope', `${owner.key}x`, owner.key.replace('pk_test_', 'pk_live_'), 'pk_test_é']) {
+          expectProblem(await service.request(route.method, route.path, { key }), 401, 'API_KEY_INVALID');
+        }
+      });
+      test('a revoked key → 401 API_KEY_REVOKED', async () => {
+        expectProblem(
+          await service.request(route.method, route.path, { key: revoked.key }),
+          401,
+          'API_KEY_REVOKED',
+        );
+      });
+      if (route.scope) {
+        const scope = route.scope;
+        test(`a key without ${scope} → 403 INSUFFICIENT_SCOPE naming it`, async () => {
+          const other = await service.tenant(SCOPES.filter((s) => s !== scope));
+          const response = await service.request(route.method, route.path, { key: other.key });
+          expectProblem(response, 403, 'INSUFFICIENT_SCOPE');
+          assert.equal(response.body.requiredScope, scope);
+        });
+        test(`a key with only ${scope} passes authentication and scope`, async () => {
+          const other = await service.tenant([scope]);
+          const response = await service.request(route.method, route.path, { key: other.key });
+          assert.ok(![401, 403].includes(response.status), `${response.status} ${response.text}`);
+        });
+      } else {
+        test('a key with no scope at all passes', async () => {
+          const other = await service.tenant([]);
+          const response = await service.request(route.method, route.path, { key: other.key });
+          assert.equal(response.status, 200, response.text);
+        });
+      }
+    });
+  }
+});
