@@ -2,6 +2,9 @@
 // emit, the usage metrics they count, the providers behind their circuit breakers, and an eraser for the
 // data they hold about people. Health reads the breakers from here.
 
+import type { Db } from './db/database.ts';
+import type { Subject } from './erasure/subject.ts';
+
 export type BreakerState = 'closed' | 'open' | 'half_open';
 
 /**
@@ -42,8 +45,21 @@ export class CircuitBreaker {
   }
 }
 
+/** What an eraser is asked: the project, the normalized subject and its keyed hash (for tagged data). */
+export interface ErasureRequest {
+  projectId: string;
+  subject: Subject;
+  subjectHmac: Buffer;
+  now: Date;
+}
+
 export interface Capability {
   name: string;
+  /**
+   * For capabilities that hold data about people: erases or anonymizes it inside the erase transaction
+   * (anonymizing what the law requires to keep) and returns how many records it touched.
+   */
+  eraser?: (tx: Db, request: ErasureRequest) => Promise<number>;
   eventTypes?: readonly string[];
   metrics?: readonly string[];
   breakers?: readonly CircuitBreaker[];

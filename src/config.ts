@@ -18,6 +18,8 @@ export interface Config {
   commit: string;
   logLevel: string;
   webhookAllowPrivate: boolean;
+  /** PLATFORM_ENCRYPTION_KEY: base64 32-byte keys, newest first (see crypto.ts) */
+  encryptionKey: string | undefined;
   rateLimit: { perSecond: number; burst: number };
   retryScheduleSeconds: number[];
   deliveryTimeoutMs: number;
@@ -52,6 +54,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     commit: env.PLATFORM_COMMIT || gitCommit(),
     logLevel: env.PLATFORM_LOG_LEVEL || 'info',
     webhookAllowPrivate,
+    encryptionKey: env.PLATFORM_ENCRYPTION_KEY?.trim() || undefined,
     rateLimit: {
       perSecond: integer(env, 'PLATFORM_RATE_LIMIT_PER_SECOND', 100, 0, 1_000_000),
       burst: integer(env, 'PLATFORM_RATE_LIMIT_BURST', 200, 0, 1_000_000),

@@ -1,14 +1,21 @@
 // Wires the database, the services and the registry into one context; nothing else is global.
 import type { Logger } from 'pino';
 import { CapabilityRegistry } from './capabilities.ts';
+import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
+import type { Keyring } from './crypto.ts';
 import type { Database } from './db/database.ts';
+import { coreEraser } from './erasure/service.ts';
+import { type SubjectHasher, subjectHasher } from './erasure/subject.ts';
 import { healthService, idleQueue, type QueueMonitor } from './health/service.ts';
 import { keyCache } from './http/auth.ts';
 import { keyService } from './keys/service.ts';
 
 export interface Context {
   config: Config;
+  clock: Clock;
+  keyring: Keyring;
+  hashSubject: SubjectHasher;
   db: Database;
   log: Logger;
   registry: CapabilityRegistry;
@@ -20,14 +27,20 @@ export function createContext(options: {
   config: Config;
   db: Database;
   log: Logger;
+  keyring: Keyring;
+  clock?: Clock;
   registry?: CapabilityRegistry;
   queue?: QueueMonitor;
 }): Context {
-  const { config, db, log } = options;
+  const { config, db, log, keyring } = options;
   const registry = options.registry ?? new CapabilityRegistry();
+  registry.register({ name: 'core', eventTypes: ['core.webhook.test'], eraser: coreEraser });
   const keys = keyService(db);
   return {
     config,
+    clock: options.clock ?? systemClock,
+    keyring,
+    hashSubject: subjectHasher(db, keyring),
     db,
     log,
     registry,

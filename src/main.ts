@@ -2,12 +2,14 @@
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { createContext } from './context.ts';
+import { loadKeyring } from './crypto.ts';
 import { migrate } from './db/migrate.ts';
 import { DeliveryWorker } from './delivery/worker.ts';
 import { buildApp } from './http/app.ts';
 import { PlatformError } from './http/errors.ts';
 import { isScope, SCOPES, type Scope } from './keys/scopes.ts';
 import { keyService } from './keys/service.ts';
+import { startMaintenance } from './maintenance.ts';
 import { projectService } from './projects/service.ts';
 import { connect, createLogger, onShutdownSignal } from './runtime.ts';
 
@@ -71,11 +73,17 @@ async function runService(config: Config, parts: { api: boolean; worker: boolean
     await connection.close();
     throw error;
   }
-  const context = createContext({ config, db, log });
+  const keyring = loadKeyring(
+    { env: config.env, configured: config.encryptionKey, dataDir: config.dataDir },
+    (message) => log.warn(message),
+  );
+  const context = createContext({ config, db, log, keyring });
   const app = parts.api ? await buildApp(context) : undefined;
   const worker = parts.worker ? new DeliveryWorker(db, log) : undefined;
+  const stopMaintenance = parts.worker ? startMaintenance(context) : undefined;
   onShutdownSignal(log, async () => {
     await app?.close(); // stops accepting, waits for in-flight requests
+    stopMaintenance?.();
     await worker?.stop();
     await connection.close();
     log.info('stopped');

@@ -16,6 +16,7 @@ interface Route {
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/api/health' },
   { method: 'GET', path: '/core/v1/projects/me', scope: 'projects:read' },
+  { method: 'POST', path: '/core/v1/subjects/erase', scope: 'subjects:erase' },
 ];
 
 const service = await startService();

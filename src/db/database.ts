@@ -29,6 +29,11 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
     connectionTimeoutMillis: 3000,
     idleTimeoutMillis: 30_000,
     application_name: 'platform-core',
+    // A transaction left idle (its process hung) is ended by PostgreSQL after 60 s, releasing its locks:
+    // the idempotency claim of a dead or stuck process is released within that time.
+    idle_in_transaction_session_timeout: 60_000,
+    // And a statement whose client died is cancelled within a second instead of running to its end.
+    options: '-c client_connection_check_interval=1000',
   });
   // An idle client whose server went away emits here; the pool drops it and the next query reconnects.
   pool.on('error', () => {});

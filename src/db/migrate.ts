@@ -21,6 +21,7 @@ export const MIGRATIONS: readonly Migration[] = readdirSync(DIRECTORY)
 export async function migrate(db: Database): Promise<string[]> {
   const client = await db.pool.connect();
   try {
+    await client.query('set statement_timeout = 0'); // a migration may take as long as it takes
     await client.query('select pg_advisory_lock($1)', [LOCK]);
     await client.query(`
       create table if not exists schema_migrations (

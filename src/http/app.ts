@@ -14,8 +14,10 @@ import type { Context } from '../context.ts';
 import { registerAuth } from './auth.ts';
 import { errorsPage, PlatformError, ProblemSchema, problemBody } from './errors.ts';
 import { toPlatformError } from './fault.ts';
+import { registerIdempotency } from './idempotency.ts';
 import { healthRoutes } from './routes/health.ts';
 import { projectRoutes } from './routes/projects.ts';
+import { subjectRoutes } from './routes/subjects.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -83,7 +85,15 @@ export async function buildApp(context: Context): Promise<App> {
     throw new PlatformError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`);
   });
 
+  // An empty body is "no body", so a client may send content-type: application/json on body-less POSTs.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else parseJson(request, body as string, done);
+  });
+
   registerAuth(app, context.checkKey);
+  registerIdempotency(app, context);
 
   app.get('/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, () => app.swagger());
   app.get('/docs/errors', { config: { access: 'public' }, schema: { hide: true } }, (_request, reply) =>
@@ -93,6 +103,7 @@ export async function buildApp(context: Context): Promise<App> {
 
   await app.register(healthRoutes(context));
   await app.register(projectRoutes(context));
+  await app.register(subjectRoutes(context));
   return app;
 }
 

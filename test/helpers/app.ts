@@ -2,8 +2,10 @@
 import { after } from 'node:test';
 import pino from 'pino';
 import type { CapabilityRegistry } from '../../src/capabilities.ts';
+import type { Clock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Context, createContext } from '../../src/context.ts';
+import { parseKeyring } from '../../src/crypto.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { type App, buildApp } from '../../src/http/app.ts';
@@ -47,6 +49,9 @@ export interface TestResponse {
 
 let tenants = 0;
 
+/** The master key of every test service (a fixed test value, never a real one). */
+export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
+
 export async function startService(
   options: {
     env?: Record<string, string>;
@@ -54,6 +59,7 @@ export async function startService(
     databaseUrl?: string;
     /** where log lines go (to inspect them); silent when not given */
     logTo?: NodeJS.WritableStream;
+    clock?: Clock;
     setup?: (app: App) => void;
   } = {},
 ): Promise<TestService> {
@@ -65,6 +71,8 @@ export async function startService(
   const context = createContext({
     config,
     db,
+    keyring: parseKeyring(TEST_ENCRYPTION_KEY),
+    clock: options.clock,
     log: options.logTo ? createLogger(config, options.logTo) : pino({ level: 'silent' }),
     registry: options.registry,
   });

@@ -1,0 +1,196 @@
+// Idempotent writes, as one layer: every mutating route (POST, PUT, PATCH, DELETE) that needs a key gets it,
+// by wrapping the route's handler when the route is registered. Route handlers do their writes on
+// `request.tx` and know nothing else of idempotency.
+//
+// One transaction per request: take the key's advisory lock without waiting (held → 409), read the key's
+// record (same request → replay; other request → 422), run the handler, record its status and body, commit.
+// The effect and its record commit together or not at all; a 5xx, a crash or a lost connection rolls both
+// back, which releases the key at once. A process that hangs inside its transaction is cut off by
+// PostgreSQL after 60 s (idle_in_transaction_session_timeout, set on the pool), which releases it too.
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import type { Clock } from '../clock.ts';
+import type { Database, Db } from '../db/database.ts';
+import { idempotencyStore, type Recorded, RecordedMeanwhile } from '../idempotency/store.ts';
+import { principalOf } from './auth.ts';
+import { PlatformError, problemBody } from './errors.ts';
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const TOKEN = /^[\x21-\x7e]{1,255}$/;
+const QUOTED = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/; // an RFC 8941 sf-string
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Set on every mutating authenticated route at registration. */
+    idempotent?: boolean;
+  }
+  interface FastifyRequest {
+    idempotencyKey: string | null;
+    /** The request's transaction, on idempotent routes. */
+    tx: Db | null;
+    /** Runs a callback after the request's transaction commits (e.g. to wake the delivery worker). */
+    onCommit: ((callback: () => void) => void) | null;
+  }
+}
+
+/** The key of an idempotency-key header value: a token of visible ASCII, or a quoted sf-string. */
+export function parseIdempotencyKey(header: string | string[] | undefined): string {
+  if (header === undefined || header === '') throw new PlatformError('IDEMPOTENCY_KEY_MISSING');
+  const invalid = (detail: string) =>
+    new PlatformError('IDEMPOTENCY_KEY_INVALID', detail, {
+      errors: [{ parameter: 'idempotency-key', detail }],
+    });
+  if (Array.isArray(header)) throw invalid('send exactly one idempotency-key header');
+  const quoted = QUOTED.exec(header);
+  const key = quoted?.[1] !== undefined ? quoted[1].replace(/\\(["\\])/g, '$1') : header;
+  if (quoted && key.length >= 1 && key.length <= 255) return key;
+  if (!TOKEN.test(key))
+    throw invalid('the key must be 1-255 visible ASCII characters (0x21-0x7E), or a quoted string');
+  return key;
+}
+
+/** SHA-256 over the method, the route template, its path parameters and the canonical JSON body. */
+export function fingerprint(request: FastifyRequest): Buffer {
+  return createHash('sha256')
+    .update(
+      `${request.method}\n${request.routeOptions.url}\n${canonicalJson(request.params)}\n${canonicalJson(request.body)}`,
+    )
+    .digest();
+}
+
+/** JSON with object keys sorted at every depth, so equal bodies give equal fingerprints. */
+export function canonicalJson(value: unknown): string {
+  if (value === undefined || value === null) return 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object') {
+    const entries = Object.keys(value as object)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+type Outcome =
+  | { kind: 'busy' }
+  | { kind: 'recorded'; record: Recorded }
+  | { kind: 'done'; status: number; body: unknown };
+
+/** Carries a domain error out of the transaction, so the transaction rolls back before it is recorded. */
+class DomainRefusal extends Error {
+  readonly error: PlatformError;
+  constructor(error: PlatformError) {
+    super(error.message);
+    this.error = error;
+  }
+}
+
+export function registerIdempotency(app: FastifyInstance, deps: { db: Database; clock: Clock }) {
+  const { db, clock } = deps;
+  app.decorateRequest('idempotencyKey', null);
+  app.decorateRequest('tx', null);
+  app.decorateRequest('onCommit', null);
+
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.some((m) => MUTATING.has(m)) || route.config?.access === 'public') return;
+    route.config = { ...route.config, idempotent: true };
+    route.handler = idempotentHandler(route.handler as RouteHandlerMethod);
+  });
+
+  // After authentication and scope (registered after them), before body validation.
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config.idempotent) {
+      request.idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
+    }
+  });
+
+  function idempotentHandler(handler: RouteHandlerMethod): RouteHandlerMethod {
+    return async function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+      const projectId = principalOf(request).project.id;
+      const key = request.idempotencyKey as string;
+      const print = fingerprint(request);
+
+      const attempt = (): Promise<Outcome> =>
+        db.transaction(async (tx, onCommit) => {
+          const store = idempotencyStore(tx);
+          const claim = await store.claim(projectId, key, clock.now());
+          if (!claim.locked) return { kind: 'busy' };
+          if (claim.record) return { kind: 'recorded', record: claim.record };
+          request.tx = tx;
+          request.onCommit = onCommit;
+          let body: unknown;
+          try {
+            body = await handler.call(this, request, reply);
+          } catch (error) {
+            if (error instanceof PlatformError && error.status < 500) throw new DomainRefusal(error);
+            throw error;
+          } finally {
+            request.tx = null;
+            request.onCommit = null;
+          }
+          const status = reply.statusCode;
+          await store.record(projectId, key, { fingerprint: print, status, body }, clock.now());
+          return { kind: 'done', status, body };
+        });
+
+      let outcome: Outcome;
+      try {
+        outcome = await attempt();
+      } catch (error) {
+        if (error instanceof DomainRefusal) outcome = await recordRefusal(error.error);
+        else if (error instanceof RecordedMeanwhile) outcome = await readRecord();
+        else throw error; // a fault: rolled back, the key is free again
+      }
+
+      if (outcome.kind === 'busy') {
+        throw new PlatformError('IDEMPOTENCY_KEY_IN_PROGRESS', undefined, {
+          headers: { 'retry-after': '1' },
+        });
+      }
+      if (outcome.kind === 'recorded') {
+        if (!outcome.record.fingerprint.equals(print)) {
+          throw new PlatformError(
+            'IDEMPOTENCY_KEY_REUSED',
+            'this idempotency key was used with a different request',
+          );
+        }
+        reply.header('idempotent-replayed', 'true');
+        return send(reply, outcome.record.status, outcome.record.body);
+      }
+      return send(reply, outcome.status, outcome.body);
+
+      /** A domain 4xx is recorded too, in a transaction of its own since the operation's was rolled back. */
+      function recordRefusal(refusal: PlatformError): Promise<Outcome> {
+        const body = problemBody(refusal, request.id);
+        return db.transaction(async (tx) => {
+          const store = idempotencyStore(tx);
+          const claim = await store.claim(projectId, key, clock.now());
+          if (!claim.locked) return { kind: 'busy' } as const;
+          if (claim.record) return { kind: 'recorded', record: claim.record } as const;
+          for (const [name, value] of Object.entries(refusal.options.headers ?? {}))
+            reply.header(name, value);
+          await store.record(
+            projectId,
+            key,
+            { fingerprint: print, status: refusal.status, body },
+            clock.now(),
+          );
+          return { kind: 'done', status: refusal.status, body } as const;
+        });
+      }
+
+      async function readRecord(): Promise<Outcome> {
+        const claim = await idempotencyStore(db).claim(projectId, key, clock.now());
+        return claim.record ? { kind: 'recorded', record: claim.record } : { kind: 'busy' };
+      }
+    };
+  }
+}
+
+function send(reply: FastifyReply, status: number, body: unknown) {
+  reply.code(status);
+  if (status >= 400) reply.type('application/problem+json');
+  if (status === 204 || body === null || body === undefined) return reply.send();
+  return reply.send(body);
+}

@@ -1,0 +1,17 @@
+import type { FastifyRequest } from 'fastify';
+import type { Db } from '../../db/database.ts';
+
+/** The idempotency-key header, for the OpenAPI document (presence and form are checked by idempotency.ts). */
+export const idempotencyHeader = {
+  type: 'object',
+  properties: {
+    'idempotency-key': { type: 'string', description: '1-255 visible ASCII characters, or a quoted string' },
+  },
+} as const;
+
+/** The transaction of an idempotent route's request. */
+export function transactionOf(request: FastifyRequest): Db {
+  if (!request.tx)
+    throw new Error(`route ${request.routeOptions.url} is not idempotent but asks for its transaction`);
+  return request.tx;
+}

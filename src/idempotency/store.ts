@@ -1,0 +1,72 @@
+import type { Db } from '../db/database.ts';
+
+export interface Recorded {
+  fingerprint: Buffer;
+  status: number;
+  body: unknown;
+}
+
+export const RETENTION_MS = 24 * 60 * 60 * 1000;
+
+export const idempotencyStore = (db: Db) => ({
+  /**
+   * Takes the key's transaction-scoped advisory lock without waiting, and reads the key's live record.
+   * `locked: false` means another transaction holds the key: its request is still being processed.
+   */
+  async claim(projectId: string, key: string, now: Date): Promise<{ locked: boolean; record?: Recorded }> {
+    const { rows } = await db.query<{ locked: boolean } & Partial<Recorded>>(
+      `select l.locked, k.fingerprint, k.status, k.body
+         from (select pg_try_advisory_xact_lock(hashtextextended($1::uuid::text || '/' || $2::text, 0)) as locked) l
+         left join idempotency_keys k
+           on l.locked and k.project_id = $1::uuid and k.key = $2::text and k.created_at > $3`,
+      [projectId, key, new Date(now.getTime() - RETENTION_MS)],
+    );
+    const row = rows[0];
+    if (!row?.locked) return { locked: false };
+    if (row.status === undefined || row.status === null) return { locked: true };
+    return {
+      locked: true,
+      record: { fingerprint: row.fingerprint as Buffer, status: row.status, body: row.body },
+    };
+  },
+
+  /** Records the outcome; an expired record of the same key is replaced. */
+  async record(projectId: string, key: string, outcome: Recorded, now: Date) {
+    await db
+      .query(
+        `insert into idempotency_keys (project_id, key, fingerprint, status, body, created_at)
+       values ($1, $2, $3, $4, $5, $6)
+       on conflict (project_id, key) do update
+          set fingerprint = excluded.fingerprint, status = excluded.status,
+              body = excluded.body, created_at = excluded.created_at
+        where idempotency_keys.created_at <= $7`,
+        [
+          projectId,
+          key,
+          outcome.fingerprint,
+          outcome.status,
+          JSON.stringify(outcome.body ?? null),
+          now,
+          new Date(now.getTime() - RETENTION_MS),
+        ],
+      )
+      .then((result) => {
+        // 0 rows: a live record of this key committed meanwhile (a race the lock narrows but cannot close)
+        if (result.rowCount === 0) throw new RecordedMeanwhile();
+      });
+  },
+
+  /** Forgets records older than 24 hours, a batch at a time; returns how many went. */
+  async purge(now: Date, batch = 5000): Promise<number> {
+    const result = await db.query(
+      `delete from idempotency_keys
+        where ctid = any (array(
+          select ctid from idempotency_keys where created_at <= $1 limit $2
+        ))`,
+      [new Date(now.getTime() - RETENTION_MS), batch],
+    );
+    return result.rowCount ?? 0;
+  },
+});
+
+export class RecordedMeanwhile extends Error {}
