@@ -9,20 +9,23 @@ const EVERY_MS = 10 * 60_000;
 
 export function startMaintenance(deps: { db: Database; clock: Clock; log: Logger }): () => void {
   const { db, clock, log } = deps;
-  let running: Promise<void> | undefined;
-  const run = () => {
-    running ??= (async () => {
-      try {
-        let purged = 0;
-        for (let batch = -1; batch !== 0; purged += batch)
-          batch = await idempotencyStore(db).purge(clock.now());
-        if (purged > 0) log.info({ purged }, 'forgot idempotency records older than 24 hours');
-      } catch (error) {
-        log.warn({ err: error }, 'idempotency purge failed; retrying at the next run');
-      } finally {
-        running = undefined;
-      }
-    })();
+  let busy = false; // a slow run is not overlapped by the next
+  const run = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      let purged = 0;
+      let batch: number;
+      do {
+        batch = await idempotencyStore(db).purge(clock.now());
+        purged += batch;
+      } while (batch > 0);
+      if (purged > 0) log.info({ purged }, 'forgot idempotency records older than 24 hours');
+    } catch (error) {
+      log.warn({ err: error }, 'idempotency purge failed; retrying at the next run');
+    } finally {
+      busy = false;
+    }
   };
   const first = setTimeout(run, 5_000);
   const timer = setInterval(run, EVERY_MS);
