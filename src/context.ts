@@ -10,12 +10,15 @@ import { type SubjectHasher, subjectHasher } from './erasure/subject.ts';
 import { healthService, idleQueue, type QueueMonitor } from './health/service.ts';
 import { keyCache } from './http/auth.ts';
 import { keyService } from './keys/service.ts';
+import { type Resolver, systemResolver } from './webhooks/address-policy.ts';
 
 export interface Context {
   config: Config;
   clock: Clock;
   keyring: Keyring;
   hashSubject: SubjectHasher;
+  /** How webhook host names are resolved for the address policy. */
+  resolve: Resolver;
   db: Database;
   log: Logger;
   registry: CapabilityRegistry;
@@ -29,6 +32,7 @@ export function createContext(options: {
   log: Logger;
   keyring: Keyring;
   clock?: Clock;
+  resolve?: Resolver;
   registry?: CapabilityRegistry;
   queue?: QueueMonitor;
 }): Context {
@@ -41,6 +45,7 @@ export function createContext(options: {
     clock: options.clock ?? systemClock,
     keyring,
     hashSubject: subjectHasher(db, keyring),
+    resolve: options.resolve ?? systemResolver,
     db,
     log,
     registry,

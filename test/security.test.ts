@@ -8,6 +8,7 @@ import { expectProblem, startService } from './helpers/app.ts';
 
 interface Route {
   method: string;
+  /** `{id}` stands for the id of a resource of the key's project (see ownedIds) */
   path: string;
   /** the scope it needs; undefined = any valid key */
   scope?: Scope;
@@ -17,16 +18,30 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/api/health' },
   { method: 'GET', path: '/core/v1/projects/me', scope: 'projects:read' },
   { method: 'POST', path: '/core/v1/subjects/erase', scope: 'subjects:erase' },
+  { method: 'GET', path: '/core/v1/webhook-endpoints', scope: 'webhooks:read' },
+  { method: 'POST', path: '/core/v1/webhook-endpoints', scope: 'webhooks:write' },
+  { method: 'DELETE', path: '/core/v1/webhook-endpoints/{id}', scope: 'webhooks:write' },
+  { method: 'POST', path: '/core/v1/webhook-endpoints/{id}/rotate-secret', scope: 'webhooks:write' },
+  { method: 'POST', path: '/core/v1/webhook-endpoints/{id}/retire-previous-secret', scope: 'webhooks:write' },
 ];
 
-const service = await startService();
+const service = await startService({ resolve: async () => ['93.184.216.34'] });
 const owner = await service.tenant();
 const revoked = await service.tenant();
 await keyService(service.db).revoke(revoked.keyId);
 
+// A resource owned by `owner`, for the routes with an id.
+const endpoint = await service.request('POST', '/core/v1/webhook-endpoints', {
+  key: owner.key,
+  body: { url: 'https://hooks.example.com/', eventTypes: ['*'] },
+  headers: { 'idempotency-key': 'security-fixture' },
+});
+const ownedId = endpoint.body.id as string;
+
 describe('security set', () => {
-  for (const route of ROUTES) {
-    describe(`${route.method} ${route.path}`, () => {
+  for (const { method, path: template, scope } of ROUTES) {
+    const route = { method, scope, path: template.replace('{id}', ownedId) };
+    describe(`${route.method} ${template}`, () => {
       test('no key → 401 API_KEY_MISSING', async () => {
         expectProblem(await service.request(route.method, route.path), 401, 'API_KEY_MISSING');
       });
@@ -49,6 +64,25 @@ describe('security set', () => {
           'API_KEY_REVOKED',
         );
       });
+      if (template.includes('{id}')) {
+        test('another project’s id → 404 NOT_FOUND, as for an id that exists nowhere', async () => {
+          const stranger = await service.tenant();
+          const response = await service.request(route.method, route.path, {
+            key: stranger.key,
+            headers: { 'idempotency-key': `stranger-${route.method}-${template}` },
+          });
+          expectProblem(response, 404, 'NOT_FOUND');
+          const nowhere = await service.request(
+            route.method,
+            template.replace('{id}', '00000000-0000-4000-8000-000000000000'),
+            {
+              key: stranger.key,
+              headers: { 'idempotency-key': `nowhere-${route.method}-${template}` },
+            },
+          );
+          assert.deepEqual({ ...response.body, requestId: '' }, { ...nowhere.body, requestId: '' });
+        });
+      }
       if (route.scope) {
         const scope = route.scope;
         test(`a key without ${scope} → 403 INSUFFICIENT_SCOPE naming it`, async () => {

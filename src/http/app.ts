@@ -18,6 +18,7 @@ import { registerIdempotency } from './idempotency.ts';
 import { healthRoutes } from './routes/health.ts';
 import { projectRoutes } from './routes/projects.ts';
 import { subjectRoutes } from './routes/subjects.ts';
+import { webhookEndpointRoutes } from './routes/webhook-endpoints.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -104,6 +105,7 @@ export async function buildApp(context: Context): Promise<App> {
   await app.register(healthRoutes(context));
   await app.register(projectRoutes(context));
   await app.register(subjectRoutes(context));
+  await app.register(webhookEndpointRoutes(context));
   return app;
 }
 

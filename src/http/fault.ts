@@ -12,6 +12,9 @@ interface AjvError {
 }
 
 export function toPlatformError(error: FastifyError): PlatformError {
+  // A path id of the wrong form names nothing: 404, as for an id of another project.
+  if (error.validation && error.validationContext === 'params')
+    return new PlatformError('NOT_FOUND', 'no such resource');
   if (error.validation) return validationError(error.validation as AjvError[], error.validationContext);
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Clock } from '../clock.ts';
+import { type Keyring, seal, unseal } from '../crypto.ts';
 import type { Database, Db } from '../db/database.ts';
 import { idempotencyStore, type Recorded, RecordedMeanwhile } from '../idempotency/store.ts';
 import { principalOf } from './auth.ts';
@@ -71,9 +72,10 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** What became of a request: another holds the key, a recorded result exists, or this one ran. */
 type Outcome =
   | { kind: 'busy' }
-  | { kind: 'recorded'; record: Recorded }
+  | { kind: 'recorded'; fingerprint: Buffer; status: number; body: unknown }
   | { kind: 'done'; status: number; body: unknown };
 
 /** Carries a domain error out of the transaction, so the transaction rolls back before it is recorded. */
@@ -85,8 +87,11 @@ class DomainRefusal extends Error {
   }
 }
 
-export function registerIdempotency(app: FastifyInstance, deps: { db: Database; clock: Clock }) {
-  const { db, clock } = deps;
+export function registerIdempotency(
+  app: FastifyInstance,
+  deps: { db: Database; clock: Clock; keyring: Keyring },
+) {
+  const { db, clock, keyring } = deps;
   app.decorateRequest('idempotencyKey', null);
   app.decorateRequest('tx', null);
   app.decorateRequest('onCommit', null);
@@ -110,13 +115,14 @@ export function registerIdempotency(app: FastifyInstance, deps: { db: Database; 
       const projectId = principalOf(request).project.id;
       const key = request.idempotencyKey as string;
       const print = fingerprint(request);
+      const records = recordsOf(projectId, key, print);
 
-      const attempt = (): Promise<Outcome> =>
-        db.transaction(async (tx, onCommit) => {
-          const store = idempotencyStore(tx);
-          const claim = await store.claim(projectId, key, clock.now());
+      let outcome: Outcome;
+      try {
+        outcome = await db.transaction(async (tx, onCommit) => {
+          const claim = await idempotencyStore(tx).claim(projectId, key, clock.now());
           if (!claim.locked) return { kind: 'busy' };
-          if (claim.record) return { kind: 'recorded', record: claim.record };
+          if (claim.record) return records.open(claim.record);
           request.tx = tx;
           request.onCommit = onCommit;
           let body: unknown;
@@ -129,14 +135,9 @@ export function registerIdempotency(app: FastifyInstance, deps: { db: Database; 
             request.tx = null;
             request.onCommit = null;
           }
-          const status = reply.statusCode;
-          await store.record(projectId, key, { fingerprint: print, status, body }, clock.now());
-          return { kind: 'done', status, body };
+          await records.write(tx, reply.statusCode, body);
+          return { kind: 'done', status: reply.statusCode, body };
         });
-
-      let outcome: Outcome;
-      try {
-        outcome = await attempt();
       } catch (error) {
         if (error instanceof DomainRefusal) outcome = await recordRefusal(error.error);
         else if (error instanceof RecordedMeanwhile) outcome = await readRecord();
@@ -149,41 +150,64 @@ export function registerIdempotency(app: FastifyInstance, deps: { db: Database; 
         });
       }
       if (outcome.kind === 'recorded') {
-        if (!outcome.record.fingerprint.equals(print)) {
+        if (!outcome.fingerprint.equals(print)) {
           throw new PlatformError(
             'IDEMPOTENCY_KEY_REUSED',
             'this idempotency key was used with a different request',
           );
         }
         reply.header('idempotent-replayed', 'true');
-        return send(reply, outcome.record.status, outcome.record.body);
       }
       return send(reply, outcome.status, outcome.body);
 
       /** A domain 4xx is recorded too, in a transaction of its own since the operation's was rolled back. */
       function recordRefusal(refusal: PlatformError): Promise<Outcome> {
         const body = problemBody(refusal, request.id);
-        return db.transaction(async (tx) => {
-          const store = idempotencyStore(tx);
-          const claim = await store.claim(projectId, key, clock.now());
-          if (!claim.locked) return { kind: 'busy' } as const;
-          if (claim.record) return { kind: 'recorded', record: claim.record } as const;
+        return db.transaction(async (tx): Promise<Outcome> => {
+          const claim = await idempotencyStore(tx).claim(projectId, key, clock.now());
+          if (!claim.locked) return { kind: 'busy' };
+          if (claim.record) return records.open(claim.record);
           for (const [name, value] of Object.entries(refusal.options.headers ?? {}))
             reply.header(name, value);
-          await store.record(
-            projectId,
-            key,
-            { fingerprint: print, status: refusal.status, body },
-            clock.now(),
-          );
-          return { kind: 'done', status: refusal.status, body } as const;
+          await records.write(tx, refusal.status, body);
+          return { kind: 'done', status: refusal.status, body };
         });
       }
 
       async function readRecord(): Promise<Outcome> {
         const claim = await idempotencyStore(db).claim(projectId, key, clock.now());
-        return claim.record ? { kind: 'recorded', record: claim.record } : { kind: 'busy' };
+        return claim.record ? records.open(claim.record) : { kind: 'busy' };
       }
+    };
+  }
+
+  /**
+   * Writing and reading one key's record. Bodies are sealed: a response may carry a secret shown once
+   * (a new webhook signing secret), and the database holds no secret in clear.
+   */
+  function recordsOf(projectId: string, key: string, print: Buffer) {
+    const context = `idempotency:${projectId}:${key}`;
+    return {
+      write: (tx: Db, status: number, body: unknown) =>
+        idempotencyStore(tx).record(
+          projectId,
+          key,
+          {
+            fingerprint: print,
+            status,
+            sealedBody:
+              body === undefined || body === null
+                ? null
+                : seal(keyring, Buffer.from(JSON.stringify(body)), context),
+          },
+          clock.now(),
+        ),
+      open: (found: Recorded): Outcome => ({
+        kind: 'recorded',
+        fingerprint: found.fingerprint,
+        status: found.status,
+        body: found.sealedBody ? JSON.parse(unseal(keyring, found.sealedBody, context).toString()) : null,
+      }),
     };
   }
 }

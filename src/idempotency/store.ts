@@ -3,7 +3,8 @@ import type { Db } from '../db/database.ts';
 export interface Recorded {
   fingerprint: Buffer;
   status: number;
-  body: unknown;
+  /** the response body, sealed; null when there was none */
+  sealedBody: Buffer | null;
 }
 
 export const RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -14,8 +15,13 @@ export const idempotencyStore = (db: Db) => ({
    * `locked: false` means another transaction holds the key: its request is still being processed.
    */
   async claim(projectId: string, key: string, now: Date): Promise<{ locked: boolean; record?: Recorded }> {
-    const { rows } = await db.query<{ locked: boolean } & Partial<Recorded>>(
-      `select l.locked, k.fingerprint, k.status, k.body
+    const { rows } = await db.query<{
+      locked: boolean;
+      fingerprint: Buffer;
+      status: number | null;
+      sealed_body: Buffer | null;
+    }>(
+      `select l.locked, k.fingerprint, k.status, k.sealed_body
          from (select pg_try_advisory_xact_lock(hashtextextended($1::uuid::text || '/' || $2::text, 0)) as locked) l
          left join idempotency_keys k
            on l.locked and k.project_id = $1::uuid and k.key = $2::text and k.created_at > $3`,
@@ -23,10 +29,10 @@ export const idempotencyStore = (db: Db) => ({
     );
     const row = rows[0];
     if (!row?.locked) return { locked: false };
-    if (row.status === undefined || row.status === null) return { locked: true };
+    if (row.status === null) return { locked: true };
     return {
       locked: true,
-      record: { fingerprint: row.fingerprint as Buffer, status: row.status, body: row.body },
+      record: { fingerprint: row.fingerprint, status: row.status, sealedBody: row.sealed_body },
     };
   },
 
@@ -34,18 +40,18 @@ export const idempotencyStore = (db: Db) => ({
   async record(projectId: string, key: string, outcome: Recorded, now: Date) {
     await db
       .query(
-        `insert into idempotency_keys (project_id, key, fingerprint, status, body, created_at)
+        `insert into idempotency_keys (project_id, key, fingerprint, status, sealed_body, created_at)
        values ($1, $2, $3, $4, $5, $6)
        on conflict (project_id, key) do update
           set fingerprint = excluded.fingerprint, status = excluded.status,
-              body = excluded.body, created_at = excluded.created_at
+              sealed_body = excluded.sealed_body, created_at = excluded.created_at
         where idempotency_keys.created_at <= $7`,
         [
           projectId,
           key,
           outcome.fingerprint,
           outcome.status,
-          JSON.stringify(outcome.body ?? null),
+          outcome.sealedBody,
           now,
           new Date(now.getTime() - RETENTION_MS),
         ],

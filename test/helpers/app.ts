@@ -13,6 +13,7 @@ import { SCOPES, type Scope } from '../../src/keys/scopes.ts';
 import { keyService } from '../../src/keys/service.ts';
 import { projectService } from '../../src/projects/service.ts';
 import { createLogger } from '../../src/runtime.ts';
+import type { Resolver } from '../../src/webhooks/address-policy.ts';
 import { freshDatabase } from './database.ts';
 
 export interface TestService {
@@ -60,6 +61,7 @@ export async function startService(
     /** where log lines go (to inspect them); silent when not given */
     logTo?: NodeJS.WritableStream;
     clock?: Clock;
+    resolve?: Resolver;
     setup?: (app: App) => void;
   } = {},
 ): Promise<TestService> {
@@ -73,6 +75,7 @@ export async function startService(
     db,
     keyring: parseKeyring(TEST_ENCRYPTION_KEY),
     clock: options.clock,
+    resolve: options.resolve,
     log: options.logTo ? createLogger(config, options.logTo) : pino({ level: 'silent' }),
     registry: options.registry,
   });

@@ -1,12 +1,14 @@
 -- Idempotency records: one row per (project, key), written in the same transaction as the operation it
 -- records, so an effect and its record exist together or not at all. While the operation runs, its
 -- transaction holds an advisory lock on the key (see src/http/idempotency.ts); nothing here is "running".
+-- The recorded body is sealed (AES-256-GCM): some responses carry a secret shown once, such as a new
+-- webhook signing secret, and nothing in the database may hold a secret in clear.
 create table idempotency_keys (
   project_id uuid not null references projects (id) on delete cascade,
   key text not null,
   fingerprint bytea not null,
   status integer not null,
-  body jsonb,
+  sealed_body bytea,
   created_at timestamptz not null,
   primary key (project_id, key)
 );

@@ -1,0 +1,89 @@
+import type { Db } from '../db/database.ts';
+
+export const ENDPOINTS_PER_PROJECT = 20;
+
+export interface EndpointRow {
+  id: string;
+  url: string;
+  event_types: string[];
+  active: boolean;
+  has_previous_secret: boolean;
+  created_at: Date;
+}
+
+const RECORD = `id, url, event_types, active, previous_secret is not null as has_previous_secret, created_at`;
+
+export const endpointStore = (db: Db) => ({
+  /**
+   * Inserts the endpoint unless the project already has 20. The project row is locked first (a statement
+   * of its own, so the count below sees every endpoint committed before the lock was granted): concurrent
+   * creates in one project queue here, and the 21st finds 20.
+   */
+  async insertWithinLimit(
+    projectId: string,
+    endpoint: { id: string; url: string; eventTypes: string[]; sealedSecret: Buffer },
+  ) {
+    await db.query(`select 1 from projects where id = $1 for no key update`, [projectId]);
+    const { rows } = await db.query<EndpointRow>(
+      `insert into webhook_endpoints (project_id, id, url, event_types, active_secret)
+       select $1, $2, $3, $4, $5
+        where (select count(*) from webhook_endpoints where project_id = $1) < $6
+       returning ${RECORD}`,
+      [
+        projectId,
+        endpoint.id,
+        endpoint.url,
+        endpoint.eventTypes,
+        endpoint.sealedSecret,
+        ENDPOINTS_PER_PROJECT,
+      ],
+    );
+    return rows[0];
+  },
+
+  async list(projectId: string) {
+    const { rows } = await db.query<EndpointRow>(
+      `select ${RECORD} from webhook_endpoints where project_id = $1 order by created_at, id`,
+      [projectId],
+    );
+    return rows;
+  },
+
+  async delete(projectId: string, id: string) {
+    const { rowCount } = await db.query(`delete from webhook_endpoints where project_id = $1 and id = $2`, [
+      projectId,
+      id,
+    ]);
+    return rowCount === 1;
+  },
+
+  /** The new secret becomes active; the active one becomes the previous one (an older previous is dropped). */
+  async rotate(projectId: string, id: string, sealedSecret: Buffer) {
+    const { rows } = await db.query<EndpointRow>(
+      `update webhook_endpoints
+          set previous_secret = active_secret, active_secret = $3
+        where project_id = $1 and id = $2
+       returning ${RECORD}`,
+      [projectId, id, sealedSecret],
+    );
+    return rows[0];
+  },
+
+  async retirePrevious(projectId: string, id: string) {
+    const { rows } = await db.query<EndpointRow>(
+      `update webhook_endpoints set previous_secret = null
+        where project_id = $1 and id = $2
+       returning ${RECORD}`,
+      [projectId, id],
+    );
+    return rows[0];
+  },
+
+  async sealedSecrets(projectId: string, id: string) {
+    const { rows } = await db.query<{ active_secret: Buffer; previous_secret: Buffer | null }>(
+      `select active_secret, previous_secret from webhook_endpoints where project_id = $1 and id = $2`,
+      [projectId, id],
+    );
+    return rows[0];
+  },
+});
