@@ -23,6 +23,10 @@ export interface Config {
   rateLimit: { perSecond: number; burst: number };
   retryScheduleSeconds: number[];
   deliveryTimeoutMs: number;
+  /** sends in flight per worker process */
+  workerConcurrency: number;
+  /** the backstop poll of the delivery worker (a notification wakes it at once) */
+  workerPollMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -61,6 +65,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     retryScheduleSeconds: retrySchedule(env.PLATFORM_RETRY_SCHEDULE ?? '5,300,1800,7200,18000,36000,36000'),
     deliveryTimeoutMs: integer(env, 'PLATFORM_DELIVERY_TIMEOUT_MS', 15_000, 1, 600_000),
+    workerConcurrency: integer(env, 'PLATFORM_WORKER_CONCURRENCY', 128, 1, 10_000),
+    workerPollMs: integer(env, 'PLATFORM_WORKER_POLL_MS', 500, 10, 60_000),
   };
 }
 

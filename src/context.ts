@@ -1,4 +1,6 @@
 // Wires the database, the services and the registry into one context; nothing else is global.
+
+import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { CapabilityRegistry } from './capabilities.ts';
 import { type Clock, systemClock } from './clock.ts';
@@ -7,7 +9,7 @@ import type { Keyring } from './crypto.ts';
 import type { Database } from './db/database.ts';
 import { coreEraser } from './erasure/service.ts';
 import { type SubjectHasher, subjectHasher } from './erasure/subject.ts';
-import { healthService, idleQueue, type QueueMonitor } from './health/service.ts';
+import { healthService } from './health/service.ts';
 import { keyCache } from './http/auth.ts';
 import { keyService } from './keys/service.ts';
 import { type Resolver, systemResolver } from './webhooks/address-policy.ts';
@@ -19,6 +21,8 @@ export interface Context {
   hashSubject: SubjectHasher;
   /** How webhook host names are resolved for the address policy. */
   resolve: Resolver;
+  /** In-process signals: 'deliveries' when a commit queued some (wakes a worker sharing the process). */
+  signals: EventEmitter<{ deliveries: [] }>;
   db: Database;
   log: Logger;
   registry: CapabilityRegistry;
@@ -34,7 +38,6 @@ export function createContext(options: {
   clock?: Clock;
   resolve?: Resolver;
   registry?: CapabilityRegistry;
-  queue?: QueueMonitor;
 }): Context {
   const { config, db, log, keyring } = options;
   const registry = options.registry ?? new CapabilityRegistry();
@@ -46,10 +49,11 @@ export function createContext(options: {
     keyring,
     hashSubject: subjectHasher(db, keyring),
     resolve: options.resolve ?? systemResolver,
+    signals: new EventEmitter<{ deliveries: [] }>(),
     db,
     log,
     registry,
-    health: healthService({ config, db, registry, queue: options.queue ?? idleQueue }),
+    health: healthService({ config, db, registry }),
     checkKey: keyCache((key) => keys.check(key)),
   };
 }

@@ -79,7 +79,7 @@ async function runService(config: Config, parts: { api: boolean; worker: boolean
   );
   const context = createContext({ config, db, log, keyring });
   const app = parts.api ? await buildApp(context) : undefined;
-  const worker = parts.worker ? new DeliveryWorker(db, log) : undefined;
+  const worker = parts.worker ? new DeliveryWorker(context) : undefined;
   const stopMaintenance = parts.worker ? startMaintenance(context) : undefined;
   onShutdownSignal(log, async () => {
     await app?.close(); // stops accepting, waits for in-flight requests
@@ -88,7 +88,7 @@ async function runService(config: Config, parts: { api: boolean; worker: boolean
     await connection.close();
     log.info('stopped');
   });
-  worker?.start();
+  await worker?.start();
   if (app) {
     const address = await app.listen({ port: config.port, host: config.host });
     log.info(

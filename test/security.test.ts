@@ -8,7 +8,7 @@ import { expectProblem, startService } from './helpers/app.ts';
 
 interface Route {
   method: string;
-  /** `{id}` stands for the id of a resource of the key's project (see ownedIds) */
+  /** `{id}` stands for an endpoint of the key's project, `{event}` for one of its events */
   path: string;
   /** the scope it needs; undefined = any valid key */
   scope?: Scope;
@@ -23,6 +23,11 @@ export const ROUTES: Route[] = [
   { method: 'DELETE', path: '/core/v1/webhook-endpoints/{id}', scope: 'webhooks:write' },
   { method: 'POST', path: '/core/v1/webhook-endpoints/{id}/rotate-secret', scope: 'webhooks:write' },
   { method: 'POST', path: '/core/v1/webhook-endpoints/{id}/retire-previous-secret', scope: 'webhooks:write' },
+  { method: 'POST', path: '/core/v1/webhook-endpoints/{id}/test', scope: 'webhooks:write' },
+  { method: 'GET', path: '/core/v1/webhook-endpoints/{id}/deliveries', scope: 'webhooks:read' },
+  { method: 'POST', path: '/core/v1/events', scope: 'events:write' },
+  { method: 'GET', path: '/core/v1/events/{event}', scope: 'webhooks:read' },
+  { method: 'POST', path: '/core/v1/events/{event}/replay', scope: 'webhooks:write' },
 ];
 
 const service = await startService({ resolve: async () => ['93.184.216.34'] });
@@ -37,10 +42,16 @@ const endpoint = await service.request('POST', '/core/v1/webhook-endpoints', {
   headers: { 'idempotency-key': 'security-fixture' },
 });
 const ownedId = endpoint.body.id as string;
+const event = await service.request('POST', '/core/v1/events', {
+  key: owner.key,
+  body: { type: 'pay.payment.succeeded', data: {} },
+  headers: { 'idempotency-key': 'security-event' },
+});
+const ownedEvent = event.body.eventId as string;
 
 describe('security set', () => {
   for (const { method, path: template, scope } of ROUTES) {
-    const route = { method, scope, path: template.replace('{id}', ownedId) };
+    const route = { method, scope, path: template.replace('{id}', ownedId).replace('{event}', ownedEvent) };
     describe(`${route.method} ${template}`, () => {
       test('no key → 401 API_KEY_MISSING', async () => {
         expectProblem(await service.request(route.method, route.path), 401, 'API_KEY_MISSING');
@@ -64,7 +75,7 @@ describe('security set', () => {
           'API_KEY_REVOKED',
         );
       });
-      if (template.includes('{id}')) {
+      if (/\{(id|event)\}/.test(template)) {
         test('another project’s id → 404 NOT_FOUND, as for an id that exists nowhere', async () => {
           const stranger = await service.tenant();
           const response = await service.request(route.method, route.path, {
@@ -74,7 +85,7 @@ describe('security set', () => {
           expectProblem(response, 404, 'NOT_FOUND');
           const nowhere = await service.request(
             route.method,
-            template.replace('{id}', '00000000-0000-4000-8000-000000000000'),
+            template.replace(/\{(id|event)\}/, '00000000-0000-4000-8000-000000000000'),
             {
               key: stranger.key,
               headers: { 'idempotency-key': `nowhere-${route.method}-${template}` },

@@ -13,6 +13,8 @@ export interface Database extends Db {
   pool: pg.Pool;
   /** Runs fn in one transaction; callbacks registered with onCommit run after a successful commit. */
   transaction<T>(fn: (tx: Db, onCommit: (callback: () => void) => void) => Promise<T>): Promise<T>;
+  /** LISTENs on a channel on a connection of its own, reconnecting after a loss; returns a stop function. */
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   /** `select 1` within timeoutMs: false when the database cannot be reached in that time. */
   ping(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
@@ -72,8 +74,61 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
         clearTimeout(timer);
       }
     },
+    listen: (channel, onNotify) => listen(url, channel, onNotify),
     close: () => pool.end(),
   };
+}
+
+const RELISTEN_MS = 1000;
+
+async function listen(url: string, channel: string, onNotify: () => void): Promise<() => Promise<void>> {
+  let client: pg.Client | undefined;
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async () => {
+    const next = new pg.Client({ connectionString: url, application_name: 'platform-core listener' });
+    next.on('notification', onNotify);
+    const lost = () => {
+      if (client !== next) return;
+      client = undefined;
+      void endWithin(next);
+      if (!closed) retry = setTimeout(() => void connect().catch(() => {}), RELISTEN_MS);
+    };
+    next.on('error', lost);
+    next.on('end', lost);
+    try {
+      await next.connect();
+      await next.query(`listen ${channel}`);
+      client = next;
+      onNotify(); // anything sent while we were not listening is found by this wake-up
+    } catch {
+      void endWithin(next);
+      if (!closed) retry = setTimeout(() => void connect().catch(() => {}), RELISTEN_MS);
+    }
+  };
+  await connect();
+  return async () => {
+    closed = true;
+    clearTimeout(retry);
+    if (client) await endWithin(client);
+  };
+}
+
+/** client.end(), bounded: on a connection the server already dropped, end() may never settle. */
+function endWithin(client: pg.Client, ms = 1000): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    client.end().then(
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+    );
+  });
 }
 
 /** The one row a statement must return (an insert's `returning`, an aggregate). */

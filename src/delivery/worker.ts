@@ -1,25 +1,277 @@
-// The delivery worker's place in a process: `platform start` runs it beside the API, `platform worker`
-// runs it alone. It owns its timers and stops cleanly; the claim-send-record loop over the deliveries
-// table arrives with the webhook delivery capability.
+// The delivery worker: claims due deliveries in batches, sends them concurrently (never inside a
+// transaction), and records each attempt with the delivery's next state, in batches too.
+//
+// Flow control: at most `concurrency` sends in flight, at most `perEndpoint` of them to one endpoint, so a
+// slow or dead receiver cannot take every slot from the healthy ones; endpoints at their cap are left out
+// of the next claim. Woken at once by NOTIFY (other processes) or an in-process signal (same process),
+// with a poll as the backstop. A crash loses nothing: unfinished leases expire and are claimed again.
+import { randomUUID } from 'node:crypto';
+import type { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Keyring } from '../crypto.ts';
 import type { Database } from '../db/database.ts';
+import { DELIVERIES_CHANNEL } from '../events/store.ts';
+import type { Resolver } from '../webhooks/address-policy.ts';
+import { signingKeys } from '../webhooks/service.ts';
+import { createSender, type SendResult } from './sender.ts';
+import { signatureHeader } from './signing.ts';
+import { type ClaimedDelivery, type Completion, deliveryStore } from './store.ts';
+
+const HEARTBEAT_MS = 10_000;
+const CLAIM_BATCH = 200;
+const FLUSH_AT = 200;
+const FLUSH_AFTER_MS = 5;
+const MAX_RETRY_AFTER_SECONDS = 3600;
+
+export interface WorkerDeps {
+  db: Database;
+  config: Config;
+  keyring: Keyring;
+  resolve: Resolver;
+  log: Logger;
+  /** in-process wake-ups when the API shares the process */
+  signals?: EventEmitter<{ deliveries: [] }>;
+}
 
 export class DeliveryWorker {
+  readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly deps: WorkerDeps;
+  private readonly store: ReturnType<typeof deliveryStore>;
+  private readonly sender: ReturnType<typeof createSender>;
+  private readonly maxAttempts: number;
+  private readonly leaseSeconds: number;
+  private readonly concurrency: number;
+  private readonly perEndpoint: number;
+
   private running = false;
-  private readonly log: Logger;
+  private filling = false;
+  private fillAgain = false;
+  private inFlight = 0;
+  /** sends in flight and claimed-but-waiting, per endpoint */
+  private readonly load = new Map<string, number>();
+  private readonly waiting = new Map<string, { delivery: ClaimedDelivery; token: string }[]>();
+  private completions: Completion[] = [];
+  private flushTimer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private stopListening: (() => Promise<void>) | undefined;
+  private idle: (() => void) | undefined;
+  private readonly onSignal = () => this.wake();
 
-  constructor(_db: Database, log: Logger) {
-    this.log = log;
+  constructor(deps: WorkerDeps) {
+    this.deps = deps;
+    this.store = deliveryStore(deps.db);
+    const { config } = deps;
+    this.sender = createSender({
+      allowPrivate: config.webhookAllowPrivate,
+      resolve: deps.resolve,
+      timeoutMs: config.deliveryTimeoutMs,
+      userAgent: `platform-core/${config.version}`,
+    });
+    this.maxAttempts = config.retryScheduleSeconds.length + 1;
+    // A lease outlives a send (its timeout) with room for waiting behind the per-endpoint cap; it is also
+    // how long the deliveries of a crashed worker wait before another takes them (60 s by default).
+    this.leaseSeconds = Math.max(10, Math.ceil((4 * config.deliveryTimeoutMs) / 1000));
+    this.concurrency = config.workerConcurrency;
+    this.perEndpoint = Math.max(1, Math.floor(config.workerConcurrency / 4));
   }
 
-  start(): void {
+  async start(): Promise<void> {
     this.running = true;
-    this.log.info('delivery worker started');
+    const startedAt = new Date();
+    const beat = () =>
+      this.store
+        .heartbeat({ id: this.id, host: hostname(), pid: process.pid, startedAt })
+        .catch((error) => this.deps.log.warn({ err: error }, 'worker heartbeat failed'));
+    await beat();
+    this.timers.push(
+      setInterval(beat, HEARTBEAT_MS),
+      setInterval(() => this.wake(), this.deps.config.workerPollMs),
+    );
+    this.deps.signals?.on('deliveries', this.onSignal);
+    this.stopListening = await this.deps.db.listen(DELIVERIES_CHANNEL, () => this.wake());
+    this.deps.log.info({ worker: this.id, concurrency: this.concurrency }, 'delivery worker started');
+    this.wake();
   }
 
+  /** Claims more work soon; calls made while a claim runs coalesce into one more. */
+  wake(): void {
+    if (!this.running) return;
+    if (this.filling) {
+      this.fillAgain = true;
+      return;
+    }
+    void this.fill();
+  }
+
+  private async fill() {
+    this.filling = true;
+    try {
+      do {
+        this.fillAgain = false;
+        const room = this.concurrency - this.inFlight - this.waitingCount();
+        if (room <= 0) break;
+        const saturated = [...this.load]
+          .filter(([, n]) => n >= this.perEndpoint)
+          .map(([endpoint]) => endpoint);
+        const limit = Math.min(room, CLAIM_BATCH);
+        const token = randomUUID();
+        const batch = await this.store.claim(limit, this.leaseSeconds, token, saturated);
+        for (const delivery of batch) this.enqueue(delivery, token);
+        if (batch.length === limit) this.fillAgain = true; // there may be more
+      } while (this.fillAgain && this.running);
+    } catch (error) {
+      this.deps.log.warn({ err: error }, 'claiming deliveries failed; the next poll retries');
+    } finally {
+      this.filling = false;
+    }
+  }
+
+  private waitingCount() {
+    let n = 0;
+    for (const queue of this.waiting.values()) n += queue.length;
+    return n;
+  }
+
+  private enqueue(delivery: ClaimedDelivery, token: string) {
+    const endpoint = delivery.endpoint_id;
+    const load = this.load.get(endpoint) ?? 0;
+    this.load.set(endpoint, load + 1);
+    const sending = load - (this.waiting.get(endpoint)?.length ?? 0);
+    if (sending < this.perEndpoint) void this.run(delivery, token);
+    else this.waiting.set(endpoint, [...(this.waiting.get(endpoint) ?? []), { delivery, token }]);
+  }
+
+  private async run(delivery: ClaimedDelivery, token: string) {
+    this.inFlight++;
+    try {
+      const completion = await this.deliver(delivery, token);
+      if (completion) this.complete(completion);
+    } catch (error) {
+      this.deps.log.error(
+        { err: error, delivery: delivery.id },
+        'delivery failed unexpectedly; its lease will expire',
+      );
+    } finally {
+      this.inFlight--;
+      const endpoint = delivery.endpoint_id;
+      const left = (this.load.get(endpoint) ?? 1) - 1;
+      if (left === 0) this.load.delete(endpoint);
+      else this.load.set(endpoint, left);
+      const next = this.waiting.get(endpoint)?.shift();
+      if (this.waiting.get(endpoint)?.length === 0) this.waiting.delete(endpoint);
+      if (next && this.running) void this.run(next.delivery, next.token);
+      if (this.inFlight === 0) this.idle?.();
+      this.wake();
+    }
+  }
+
+  /** One attempt: sign, send, and decide the delivery's next state. */
+  private async deliver(delivery: ClaimedDelivery, token: string): Promise<Completion | undefined> {
+    if (!delivery.url || !delivery.active_secret) {
+      await this.store.cancel(delivery.project_id, [delivery.id]); // the endpoint is gone
+      return undefined;
+    }
+    const body = JSON.stringify({
+      id: delivery.event_id,
+      type: delivery.type,
+      timestamp: delivery.event_created_at.toISOString(),
+      data: delivery.data,
+    });
+    const timestamp = Math.floor(Date.now() / 1000);
+    const secrets = signingKeys(
+      this.deps.keyring,
+      delivery.endpoint_id,
+      delivery.active_secret,
+      delivery.previous_secret,
+    );
+    const startedAt = new Date();
+    const result = await this.sender.send(
+      delivery.url,
+      {
+        'webhook-id': delivery.event_id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signatureHeader(secrets, delivery.event_id, timestamp, body),
+      },
+      body,
+    );
+    const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    if (result.statusCode === 410)
+      await this.store.disableEndpoint(delivery.project_id, delivery.endpoint_id);
+    return {
+      projectId: delivery.project_id,
+      id: delivery.id,
+      leaseToken: token,
+      ...this.nextState(delivery.attempts + 1, succeeded, result),
+      startedAt,
+      durationMs: result.durationMs,
+      statusCode: result.statusCode,
+      error: result.error ?? (succeeded ? null : `HTTP ${result.statusCode}`),
+      succeeded,
+      responseBody: result.responseBody,
+    };
+  }
+
+  private nextState(
+    attempt: number,
+    succeeded: boolean,
+    result: SendResult,
+  ): Pick<Completion, 'state' | 'retryIn'> {
+    if (succeeded) return { state: 'delivered', retryIn: 0 };
+    if (result.statusCode === 410 || attempt >= this.maxAttempts) return { state: 'dead', retryIn: 0 };
+    const scheduled = this.deps.config.retryScheduleSeconds[attempt - 1] ?? 0;
+    const jittered = scheduled * (0.9 + Math.random() * 0.2);
+    // A receiver's retry-after (429, 503) is honoured, between 1 s and an hour.
+    const retryIn =
+      result.retryAfter === null
+        ? jittered
+        : Math.min(Math.max(result.retryAfter, 1), MAX_RETRY_AFTER_SECONDS);
+    return { state: 'pending', retryIn };
+  }
+
+  private complete(completion: Completion) {
+    this.completions.push(completion);
+    if (this.completions.length >= FLUSH_AT) void this.flush();
+    else this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
+  }
+
+  /** Writes buffered attempts; one flush at a time, and a failed one is retried (leases hold meanwhile). */
+  private flush(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    this.flushing = this.flushing.then(async () => {
+      const batch = this.completions;
+      if (batch.length === 0) return;
+      this.completions = [];
+      try {
+        await this.store.complete(batch);
+      } catch (error) {
+        this.deps.log.warn({ err: error, attempts: batch.length }, 'recording attempts failed; retrying');
+        this.completions = batch.concat(this.completions);
+        this.flushTimer ??= setTimeout(() => void this.flush(), 1000);
+      }
+    });
+    return this.flushing;
+  }
+
+  /** Stops claiming, lets sends in flight finish (each is bounded by the delivery timeout), records them. */
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
-    this.log.info('delivery worker stopped');
+    for (const timer of this.timers) clearInterval(timer);
+    this.deps.signals?.off('deliveries', this.onSignal);
+    await this.stopListening?.();
+    // Claimed deliveries that never started go back at once rather than waiting out their lease.
+    const unstarted = [...this.waiting.values()].flat().map((w) => w.delivery);
+    this.waiting.clear();
+    for (const delivery of unstarted)
+      await this.store.release(delivery.project_id, delivery.id).catch(() => {});
+    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));
+    await this.flush();
+    await this.store.forgetWorker(this.id).catch(() => {});
+    await this.sender.close();
+    this.deps.log.info({ worker: this.id }, 'delivery worker stopped');
   }
 }

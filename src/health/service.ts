@@ -4,6 +4,7 @@ import type { CapabilityRegistry } from '../capabilities.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { appliedMigrations, MIGRATIONS } from '../db/migrate.ts';
+import { deliveryStore } from '../delivery/store.ts';
 
 const PING_TIMEOUT_MS = 1000;
 
@@ -16,15 +17,6 @@ export interface QueueStats {
   /** True when deliveries are due and no worker has reported in for 60 s. */
   workerStale: boolean;
 }
-
-/** Where queue figures come from; the delivery module provides the real one. */
-export interface QueueMonitor {
-  stats(db: Database): Promise<QueueStats>;
-}
-
-export const idleQueue: QueueMonitor = {
-  stats: async () => ({ pending: 0, dead: 0, failedAttempts24h: 0, dead24h: 0, workerStale: false }),
-};
 
 export interface Health {
   status: 'ok' | 'degraded';
@@ -40,13 +32,16 @@ export interface Health {
   lastMigration: string | null;
 }
 
-export function healthService(deps: {
-  config: Config;
-  db: Database;
-  registry: CapabilityRegistry;
-  queue: QueueMonitor;
-}) {
-  const { config, db, registry, queue } = deps;
+const NOTHING_KNOWN: QueueStats = {
+  pending: 0,
+  dead: 0,
+  failedAttempts24h: 0,
+  dead24h: 0,
+  workerStale: false,
+};
+
+export function healthService(deps: { config: Config; db: Database; registry: CapabilityRegistry }) {
+  const { config, db, registry } = deps;
   // Kept from the last successful read so an outage still reports what was last known.
   let lastMigration: string | null = null;
   let lastStats: QueueStats | undefined;
@@ -60,12 +55,12 @@ export function healthService(deps: {
           const applied = await appliedMigrations(db);
           lastMigration = applied.at(-1) ?? null;
           pendingMigrations = MIGRATIONS.some((m) => !applied.includes(m.name));
-          lastStats = await queue.stats(db);
+          lastStats = await deliveryStore(db).stats();
         } catch {
           // The database answered the ping but not these reads: report what we last knew.
         }
       }
-      const stats = lastStats ?? (await idleQueue.stats(db));
+      const stats = lastStats ?? NOTHING_KNOWN;
       const breakers = registry.breakers();
       const degraded =
         !up || pendingMigrations || stats.workerStale || breakers.some((b) => b.state === 'open');

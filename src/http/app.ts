@@ -15,6 +15,7 @@ import { registerAuth } from './auth.ts';
 import { errorsPage, PlatformError, ProblemSchema, problemBody } from './errors.ts';
 import { toPlatformError } from './fault.ts';
 import { registerIdempotency } from './idempotency.ts';
+import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { projectRoutes } from './routes/projects.ts';
 import { subjectRoutes } from './routes/subjects.ts';
@@ -106,6 +107,7 @@ export async function buildApp(context: Context): Promise<App> {
   await app.register(projectRoutes(context));
   await app.register(subjectRoutes(context));
   await app.register(webhookEndpointRoutes(context));
+  await app.register(eventRoutes(context));
   return app;
 }
 

@@ -5,6 +5,7 @@ export const SCOPES = [
   'usage:read',
   'webhooks:read',
   'webhooks:write',
+  'events:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

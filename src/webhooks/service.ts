@@ -76,14 +76,21 @@ export const webhookEndpointService = (db: Db, keyring: Keyring) => {
     /** For the delivery worker: the HMAC keys that sign for this endpoint, active first. Nothing broader. */
     async signingSecrets(projectId: string, id: string): Promise<Buffer[]> {
       const sealed = await store.sealedSecrets(projectId, id);
-      if (!sealed) return [];
-      const open = (value: Buffer) => unseal(keyring, value, secretContext(id));
-      return sealed.previous_secret
-        ? [open(sealed.active_secret), open(sealed.previous_secret)]
-        : [open(sealed.active_secret)];
+      return sealed ? signingKeys(keyring, id, sealed.active_secret, sealed.previous_secret) : [];
     },
   };
 };
+
+/** The HMAC keys of an endpoint from its sealed secrets: the active one, then the previous one if any. */
+export function signingKeys(
+  keyring: Keyring,
+  endpointId: string,
+  active: Buffer,
+  previous: Buffer | null,
+): Buffer[] {
+  const open = (sealed: Buffer) => unseal(keyring, sealed, secretContext(endpointId));
+  return previous ? [open(active), open(previous)] : [open(active)];
+}
 
 /** The HMAC key a `whsec_` secret stands for. */
 export const secretKey = (secret: string) => Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');

@@ -49,12 +49,20 @@ export const endpointStore = (db: Db) => ({
     return rows;
   },
 
+  /** Deletes the endpoint and its secrets, and cancels its pending deliveries (their history stays). */
   async delete(projectId: string, id: string) {
-    const { rowCount } = await db.query(`delete from webhook_endpoints where project_id = $1 and id = $2`, [
+    const deleted = await db.query(`delete from webhook_endpoints where project_id = $1 and id = $2`, [
       projectId,
       id,
     ]);
-    return rowCount === 1;
+    if (deleted.rowCount !== 1) return false;
+    await db.query(
+      `update deliveries set state = 'cancelled', lease_until = null, lease_token = null,
+              last_error = 'endpoint deleted'
+        where project_id = $1 and endpoint_id = $2 and state = 'pending'`,
+      [projectId, id],
+    );
+    return true;
   },
 
   /** The new secret becomes active; the active one becomes the previous one (an older previous is dropped). */
@@ -77,6 +85,14 @@ export const endpointStore = (db: Db) => ({
       [projectId, id],
     );
     return rows[0];
+  },
+
+  async exists(projectId: string, id: string) {
+    const { rowCount } = await db.query(`select 1 from webhook_endpoints where project_id = $1 and id = $2`, [
+      projectId,
+      id,
+    ]);
+    return rowCount === 1;
   },
 
   async sealedSecrets(projectId: string, id: string) {

@@ -8,19 +8,21 @@ import { type Context, createContext } from '../../src/context.ts';
 import { parseKeyring } from '../../src/crypto.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
+import { DeliveryWorker } from '../../src/delivery/worker.ts';
 import { type App, buildApp } from '../../src/http/app.ts';
 import { SCOPES, type Scope } from '../../src/keys/scopes.ts';
 import { keyService } from '../../src/keys/service.ts';
 import { projectService } from '../../src/projects/service.ts';
 import { createLogger } from '../../src/runtime.ts';
 import type { Resolver } from '../../src/webhooks/address-policy.ts';
-import { freshDatabase } from './database.ts';
+import { createDatabase } from './database.ts';
 
 export interface TestService {
   baseUrl: string;
   app: App;
   db: Database;
   context: Context;
+  worker: DeliveryWorker | undefined;
   /** A new project and a key for it (every scope unless scopes are given). */
   tenant(scopes?: readonly Scope[], mode?: 'test' | 'live'): Promise<Tenant>;
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
@@ -62,10 +64,13 @@ export async function startService(
     logTo?: NodeJS.WritableStream;
     clock?: Clock;
     resolve?: Resolver;
+    /** run a delivery worker in the same process (its own resolver may differ from the API's) */
+    worker?: boolean | { resolve?: Resolver; env?: Record<string, string> };
     setup?: (app: App) => void;
   } = {},
 ): Promise<TestService> {
-  const databaseUrl = options.databaseUrl ?? (await freshDatabase());
+  const created = options.databaseUrl ? undefined : await createDatabase();
+  const databaseUrl = options.databaseUrl ?? (created?.url as string);
   const logLevel = options.logTo ? 'info' : 'silent';
   const config = loadConfig({ PLATFORM_LOG_LEVEL: logLevel, ...options.env, DATABASE_URL: databaseUrl });
   const db = openDatabase(databaseUrl);
@@ -82,9 +87,28 @@ export async function startService(
   const app = await buildApp(context);
   options.setup?.(app);
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  let worker: DeliveryWorker | undefined;
+  if (options.worker) {
+    const own = typeof options.worker === 'object' ? options.worker : {};
+    const workerConfig = loadConfig({
+      PLATFORM_LOG_LEVEL: logLevel,
+      ...options.env,
+      ...own.env,
+      DATABASE_URL: databaseUrl,
+    });
+    worker = new DeliveryWorker({
+      ...context,
+      config: workerConfig,
+      resolve: own.resolve ?? context.resolve,
+    });
+    await worker.start();
+  }
+  // One hook, in order: the worker and the API stop before their database goes.
   after(async () => {
+    await worker?.stop();
     await app.close();
     await db.close();
+    await created?.drop();
   });
 
   const request = async (method: string, path: string, req: RequestOptions = {}): Promise<TestResponse> => {
@@ -110,6 +134,7 @@ export async function startService(
   return {
     baseUrl: address,
     app,
+    worker,
     db,
     context,
     request,

@@ -11,18 +11,25 @@ export function adminUrl(): string {
 
 /** The URL of a new empty database, dropped after the test file. */
 export async function freshDatabase(): Promise<string> {
+  const { url, drop } = await createDatabase();
+  after(drop);
+  return url;
+}
+
+/** A new empty database and the function that drops it (for callers that must close things first). */
+export async function createDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client(adminUrl());
   await admin.connect();
   await admin.query(`create database ${name}`);
   await admin.end();
-  after(async () => {
+  const drop = async () => {
     const client = new pg.Client(adminUrl());
     await client.connect();
     await client.query(`drop database if exists ${name} with (force)`);
     await client.end();
-  });
-  return withDatabase(adminUrl(), name);
+  };
+  return { url: withDatabase(adminUrl(), name), drop };
 }
 
 export function withDatabase(url: string, name: string): string {

@@ -1,0 +1,108 @@
+import { Type } from 'typebox';
+import { SUBJECT_TYPES } from '../erasure/subject.ts';
+
+/** A dotted lowercase event type, such as pay.payment.succeeded. */
+export const EventTypeSchema = Type.String({
+  maxLength: 128,
+  pattern: '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$',
+});
+
+export const PublishEventBodySchema = Type.Object(
+  {
+    type: EventTypeSchema,
+    data: Type.Object(
+      {},
+      { additionalProperties: true, description: 'the payload, at most 256 KiB as JSON' },
+    ),
+    subjects: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            type: Type.String({ enum: [...SUBJECT_TYPES] }),
+            value: Type.String({ minLength: 1, maxLength: 320 }),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 100, description: 'the people the event concerns, so that erasing them redacts it' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const EventPublishedSchema = Type.Object(
+  { eventId: Type.String({ format: 'uuid' }), deliveries: Type.Integer({ minimum: 0 }) },
+  { $id: 'EventPublished' },
+);
+
+export const WebhookReplayResultSchema = Type.Object(
+  { eventId: Type.String({ format: 'uuid' }), deliveries: Type.Integer({ minimum: 0 }) },
+  { $id: 'WebhookReplayResult' },
+);
+
+export const WebhookTestSentSchema = Type.Object(
+  { eventId: Type.String({ format: 'uuid' }), endpointId: Type.String({ format: 'uuid' }) },
+  { $id: 'WebhookTestSent' },
+);
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const deliveryFields = {
+  id: Type.String({ format: 'uuid' }),
+  eventId: Type.String({ format: 'uuid' }),
+  eventType: Type.String(),
+  endpointId: Type.String({ format: 'uuid' }),
+  kind: Type.String({ enum: ['dispatch', 'replay', 'test'] }),
+  state: Type.String({ enum: ['pending', 'delivered', 'dead', 'cancelled'] }),
+  attemptCount: Type.Integer(),
+  nextAttemptAt: Nullable(Type.String({ format: 'date-time' })),
+  lastStatus: Type.Union([Type.Integer(), Type.Null()]),
+  lastError: Nullable(Type.String()),
+  deliveredAt: Nullable(Type.String({ format: 'date-time' })),
+  createdAt: Type.String({ format: 'date-time' }),
+};
+
+export const EventSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    type: Type.String(),
+    createdAt: Type.String({ format: 'date-time' }),
+    redacted: Type.Boolean({ description: 'true once the payload was erased with a subject it concerns' }),
+    data: Type.Object({}, { additionalProperties: true }),
+    deliveries: Type.Array(Type.Object(deliveryFields)),
+  },
+  { $id: 'Event' },
+);
+
+export const EndpointDeliveriesSchema = Type.Object(
+  {
+    data: Type.Array(
+      Type.Object({
+        ...deliveryFields,
+        attempts: Type.Array(
+          Type.Object({
+            attempt: Type.Integer(),
+            startedAt: Type.String({ format: 'date-time' }),
+            durationMs: Type.Integer(),
+            statusCode: Type.Union([Type.Integer(), Type.Null()]),
+            error: Nullable(Type.String()),
+            succeeded: Type.Boolean(),
+            responseBody: Nullable(Type.String({ description: 'at most 4 KiB of the response' })),
+          }),
+        ),
+      }),
+    ),
+    nextCursor: Nullable(Type.String()),
+  },
+  { $id: 'EndpointDeliveries' },
+);
+
+export const PageQuerySchema = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.String({ pattern: '^([1-9]|[1-9][0-9]|100)$', description: '1-100, default 20' }),
+    ),
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
