@@ -23,6 +23,8 @@ export interface Config {
   rateLimit: { perSecond: number; burst: number };
   retryScheduleSeconds: number[];
   deliveryTimeoutMs: number;
+  /** daily limits of every project (overridable per project): PLATFORM_DAILY_LIMITS */
+  dailyLimits: { capability: string; metric: string; dailyLimit: number }[];
   /** sends in flight per worker process */
   workerConcurrency: number;
   /** the backstop poll of the delivery worker (a notification wakes it at once) */
@@ -65,6 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     retryScheduleSeconds: retrySchedule(env.PLATFORM_RETRY_SCHEDULE ?? '5,300,1800,7200,18000,36000,36000'),
     deliveryTimeoutMs: integer(env, 'PLATFORM_DELIVERY_TIMEOUT_MS', 15_000, 1, 600_000),
+    dailyLimits: dailyLimits(env.PLATFORM_DAILY_LIMITS ?? DEFAULT_DAILY_LIMITS),
     workerConcurrency: integer(env, 'PLATFORM_WORKER_CONCURRENCY', 128, 1, 10_000),
     workerPollMs: integer(env, 'PLATFORM_WORKER_POLL_MS', 500, 10, 60_000),
   };
@@ -78,6 +81,25 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
   }
   return value;
+}
+
+// Erasure is never limited: it is a legal duty. Deliveries are counted, never refused.
+const DEFAULT_DAILY_LIMITS = 'core/api_requests=1000000,core/events_published=100000';
+
+/** "capability/metric=N,…" (an empty value: no limits). */
+function dailyLimits(raw: string) {
+  return raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const match = /^([a-z][a-z0-9_]*)\/([a-z][a-z0-9_]*)=(\d+)$/.exec(part);
+      if (!match)
+        throw new ConfigError(
+          `PLATFORM_DAILY_LIMITS entries look like core/api_requests=100000 (got "${part}")`,
+        );
+      return { capability: match[1] as string, metric: match[2] as string, dailyLimit: Number(match[3]) };
+    });
 }
 
 function retrySchedule(raw: string): number[] {

@@ -11,7 +11,10 @@ import { coreEraser } from './erasure/service.ts';
 import { type SubjectHasher, subjectHasher } from './erasure/subject.ts';
 import { healthService } from './health/service.ts';
 import { keyCache } from './http/auth.ts';
+import { tokenBuckets } from './http/rate-limit.ts';
 import { keyService } from './keys/service.ts';
+import { type UsageLimits, usageLimits } from './usage/limits.ts';
+import { Meter } from './usage/meter.ts';
 import { type Resolver, systemResolver } from './webhooks/address-policy.ts';
 
 export interface Context {
@@ -21,6 +24,9 @@ export interface Context {
   hashSubject: SubjectHasher;
   /** How webhook host names are resolved for the address policy. */
   resolve: Resolver;
+  meter: Meter;
+  limits: UsageLimits;
+  rateLimits: ReturnType<typeof tokenBuckets>;
   /** In-process signals: 'deliveries' when a commit queued some (wakes a worker sharing the process). */
   signals: EventEmitter<{ deliveries: [] }>;
   db: Database;
@@ -41,11 +47,21 @@ export function createContext(options: {
 }): Context {
   const { config, db, log, keyring } = options;
   const registry = options.registry ?? new CapabilityRegistry();
-  registry.register({ name: 'core', eventTypes: ['core.webhook.test'], eraser: coreEraser });
+  registry.register({
+    name: 'core',
+    eventTypes: ['core.webhook.test'],
+    metrics: ['api_requests', 'events_published', 'webhook_deliveries', 'subjects_erased'],
+    eraser: coreEraser,
+  });
   const keys = keyService(db);
+  const clock = options.clock ?? systemClock;
+  const meter = new Meter({ db, clock, log });
   return {
+    meter,
+    limits: usageLimits({ db, clock, meter, defaults: config.dailyLimits }),
+    rateLimits: tokenBuckets(config.rateLimit),
     config,
-    clock: options.clock ?? systemClock,
+    clock,
     keyring,
     hashSubject: subjectHasher(db, keyring),
     resolve: options.resolve ?? systemResolver,

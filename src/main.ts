@@ -12,6 +12,7 @@ import { keyService } from './keys/service.ts';
 import { startMaintenance } from './maintenance.ts';
 import { projectService } from './projects/service.ts';
 import { connect, createLogger, onShutdownSignal } from './runtime.ts';
+import { usageStore } from './usage/store.ts';
 
 const USAGE = `usage: platform <command>
 
@@ -22,6 +23,7 @@ const USAGE = `usage: platform <command>
   projects create --slug S --name N [--mode test|live] [--languages en,fr] [--json]
   keys create --project SLUG --scopes a,b,... [--json]     (--scopes all = every scope)
   keys revoke KEY_ID
+  limits set --project SLUG --capability C --metric M --daily-limit N
 
 Configuration comes from the environment: see README.md.`;
 
@@ -48,6 +50,9 @@ async function main(argv: string[]) {
     case 'keys':
       if (sub === 'create') return createKey(config, argv.slice(2));
       if (sub === 'revoke') return revokeKey(config, argv.slice(2));
+      break;
+    case 'limits':
+      if (sub === 'set') return setLimit(config, argv.slice(2));
       break;
     case undefined:
     case 'help':
@@ -81,10 +86,12 @@ async function runService(config: Config, parts: { api: boolean; worker: boolean
   const app = parts.api ? await buildApp(context) : undefined;
   const worker = parts.worker ? new DeliveryWorker(context) : undefined;
   const stopMaintenance = parts.worker ? startMaintenance(context) : undefined;
+  context.meter.start();
   onShutdownSignal(log, async () => {
     await app?.close(); // stops accepting, waits for in-flight requests
     stopMaintenance?.();
     await worker?.stop();
+    await context.meter.stop(); // the last second of usage counts
     await connection.close();
     log.info('stopped');
   });
@@ -187,11 +194,44 @@ async function revokeKey(config: Config, args: string[]) {
   });
 }
 
+async function setLimit(config: Config, args: string[]) {
+  const { values } = parseArgs({
+    args,
+    options: {
+      project: { type: 'string' },
+      capability: { type: 'string' },
+      metric: { type: 'string' },
+      'daily-limit': { type: 'string' },
+    },
+  });
+  const { project: slug, capability, metric } = values;
+  const limit = values['daily-limit'];
+  if (!slug || !capability || !metric || limit === undefined) {
+    throw new UsageError('limits set needs --project, --capability, --metric and --daily-limit');
+  }
+  const name = /^[a-z][a-z0-9_]*$/;
+  if (!name.test(capability) || !name.test(metric))
+    throw new UsageError('capability and metric are lowercase names such as core, api_requests');
+  if (!/^\d+$/.test(limit) || !Number.isSafeInteger(Number(limit)))
+    throw new UsageError('--daily-limit must be a whole number');
+  await withDatabase(config, async (db) => {
+    await migrate(db);
+    const project = await projectService(db).findBySlug(slug);
+    if (!project) throw new PlatformError('NOT_FOUND', `no project with slug "${slug}"`);
+    await usageStore(db).setLimit(project.id, capability, metric, Number(limit));
+    console.log(
+      `daily limit of ${slug} for ${capability}/${metric}: ${limit} (every process applies it within 5 seconds)`,
+    );
+  });
+}
+
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || error instanceof ConfigError) {
-    console.error(`platform: ${error.message}\n\n${USAGE}`);
+  const message = error instanceof Error ? error.message : String(error);
+  const badArguments = String((error as { code?: string }).code).startsWith('ERR_PARSE_ARGS');
+  if (error instanceof UsageError || error instanceof ConfigError || badArguments) {
+    console.error(`platform: ${message}\n\n${USAGE}`);
     process.exit(2);
   }
-  console.error(`platform: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`platform: ${message}`);
   process.exit(1);
 });

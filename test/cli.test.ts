@@ -115,4 +115,93 @@ describe('platform CLI', () => {
     assert.ok(Date.now() - revokedAt <= 5500, 'refused within the 5 s bound (plus one poll)');
     assert.equal(await service.stop(), 0);
   });
+
+  test('limits set: the override appears in the usage report', async () => {
+    const key = JSON.parse(
+      (await runCli(['keys', 'create', '--project', 'beta', '--scopes', 'usage:read', '--json'], env)).stdout,
+    );
+    const set = await runCli(
+      [
+        'limits',
+        'set',
+        '--project',
+        'beta',
+        '--capability',
+        'core',
+        '--metric',
+        'events_published',
+        '--daily-limit',
+        '7',
+      ],
+      env,
+    );
+    assert.equal(set.code, 0, set.stderr);
+    assert.equal(
+      (
+        await runCli(
+          [
+            'limits',
+            'set',
+            '--project',
+            'beta',
+            '--capability',
+            'Core',
+            '--metric',
+            'x',
+            '--daily-limit',
+            '1',
+          ],
+          env,
+        )
+      ).code,
+      2,
+    );
+    assert.equal(
+      (
+        await runCli(
+          [
+            'limits',
+            'set',
+            '--project',
+            'beta',
+            '--capability',
+            'core',
+            '--metric',
+            'x',
+            '--daily-limit',
+            '-1',
+          ],
+          env,
+        )
+      ).code,
+      2,
+    );
+    const service = await startProcess('serve', env);
+    const usage = await (
+      await fetch(`${service.baseUrl}/core/v1/usage`, { headers: { 'x-api-key': key.key } })
+    ).json();
+    assert.deepEqual(
+      (usage as { limits: unknown[] }).limits.find((l: any) => l.metric === 'events_published'),
+      { capability: 'core', metric: 'events_published', dailyLimit: 7 },
+    );
+    assert.equal(await service.stop(), 0);
+  });
+
+  test('usage counts buffered in memory are flushed on a graceful shutdown', async () => {
+    const key = JSON.parse(
+      (await runCli(['keys', 'create', '--project', 'acme', '--scopes', 'all', '--json'], env)).stdout,
+    );
+    const service = await startProcess('serve', env);
+    for (let i = 0; i < 25; i++)
+      await fetch(`${service.baseUrl}/core/v1/projects/me`, { headers: { 'x-api-key': key.key } });
+    assert.equal(await service.stop('SIGTERM'), 0); // at once: most of the 25 are still in the buffer
+    const client = new pg.Client(DATABASE_URL);
+    await client.connect();
+    const { rows } = await client.query(
+      `select coalesce(sum(count), 0)::int as n from usage_daily where project_id = $1 and metric = 'api_requests'`,
+      [key.projectId],
+    );
+    await client.end();
+    assert.equal(rows[0].n, 25);
+  });
 });

@@ -151,6 +151,13 @@ describe('webhook deliveries', () => {
     );
     assert.equal(attempts[1].responseBody, 'not yet');
     assert.equal(attempts[1].error, 'HTTP 500');
+    await service.context.meter.flush();
+    const usage = (await get(tenant, '/core/v1/usage')).body.data;
+    assert.equal(
+      usage.find((d: { metric: string }) => d.metric === 'webhook_deliveries')?.count,
+      3,
+      'every attempt is metered',
+    );
   });
 
   test('dead after the last attempt, and counted in health', async () => {

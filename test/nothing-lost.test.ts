@@ -19,7 +19,9 @@ const embedded = new URL(adminUrl()).searchParams.get('host')?.startsWith('/') ?
 async function scenario(
   interrupt: (progress: { workers: ChildProcess[]; databaseUrl: string }) => Promise<void>,
 ) {
-  const service = await startService({ env: { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1' } });
+  const service = await startService({
+    env: { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1', PLATFORM_RATE_LIMIT_PER_SECOND: '0' },
+  });
   const tenant = await service.tenant();
   const receivers = await Promise.all(Array.from({ length: ENDPOINTS }, () => startReceiver()));
   for (const [i, receiver] of receivers.entries()) {

@@ -17,6 +17,7 @@ interface Route {
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/api/health' },
   { method: 'GET', path: '/core/v1/projects/me', scope: 'projects:read' },
+  { method: 'GET', path: '/core/v1/usage', scope: 'usage:read' },
   { method: 'POST', path: '/core/v1/subjects/erase', scope: 'subjects:erase' },
   { method: 'GET', path: '/core/v1/webhook-endpoints', scope: 'webhooks:read' },
   { method: 'POST', path: '/core/v1/webhook-endpoints', scope: 'webhooks:write' },

@@ -13,6 +13,7 @@ import type { Config } from '../config.ts';
 import type { Keyring } from '../crypto.ts';
 import type { Database } from '../db/database.ts';
 import { DELIVERIES_CHANNEL } from '../events/store.ts';
+import type { Meter } from '../usage/meter.ts';
 import type { Resolver } from '../webhooks/address-policy.ts';
 import { signingKeys } from '../webhooks/service.ts';
 import { createSender, type SendResult } from './sender.ts';
@@ -31,6 +32,8 @@ export interface WorkerDeps {
   keyring: Keyring;
   resolve: Resolver;
   log: Logger;
+  /** counts core/webhook_deliveries (attempts) */
+  meter?: Meter;
   /** in-process wake-ups when the API shares the process */
   signals?: EventEmitter<{ deliveries: [] }>;
 }
@@ -232,6 +235,7 @@ export class DeliveryWorker {
   }
 
   private complete(completion: Completion) {
+    this.deps.meter?.count(completion.projectId, 'core', 'webhook_deliveries');
     this.completions.push(completion);
     if (this.completions.length >= FLUSH_AT) void this.flush();
     else this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);

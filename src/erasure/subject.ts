@@ -65,15 +65,20 @@ export function subjectHasher(db: Db, keyring: Keyring) {
     if (!sealed) throw new Error('the subject pepper could not be stored');
     return unseal(keyring, sealed, PEPPER);
   };
-  return async (subject: Subject): Promise<Buffer> => {
+  const ready = () => {
     pepper ??= load().catch((error) => {
       pepper = undefined; // try again next time
       throw error;
     });
-    return createHmac('sha256', await pepper)
+    return pepper;
+  };
+  const hash = async (subject: Subject): Promise<Buffer> =>
+    createHmac('sha256', await ready())
       .update(`${subject.type}:${subject.value}`)
       .digest();
-  };
+  // Loaded ahead of use, outside any transaction: loading it lazily from inside one would take a second
+  // pool connection while holding the first.
+  return Object.assign(hash, { ready });
 }
 
 export type SubjectHasher = ReturnType<typeof subjectHasher>;

@@ -15,10 +15,12 @@ import { registerAuth } from './auth.ts';
 import { errorsPage, PlatformError, ProblemSchema, problemBody } from './errors.ts';
 import { toPlatformError } from './fault.ts';
 import { registerIdempotency } from './idempotency.ts';
+import { registerRequestLimits } from './rate-limit.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { projectRoutes } from './routes/projects.ts';
 import { subjectRoutes } from './routes/subjects.ts';
+import { usageRoutes } from './routes/usage.ts';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -94,7 +96,11 @@ export async function buildApp(context: Context): Promise<App> {
     else parseJson(request, body as string, done);
   });
 
+  // Warm what requests would otherwise load lazily inside their transactions; a failure is retried on use.
+  context.hashSubject.ready().catch(() => {});
+
   registerAuth(app, context.checkKey);
+  registerRequestLimits(app, context);
   registerIdempotency(app, context);
 
   app.get('/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, () => app.swagger());
@@ -108,6 +114,7 @@ export async function buildApp(context: Context): Promise<App> {
   await app.register(subjectRoutes(context));
   await app.register(webhookEndpointRoutes(context));
   await app.register(eventRoutes(context));
+  await app.register(usageRoutes(context));
   return app;
 }
 

@@ -129,7 +129,9 @@ export function registerIdempotency(
           try {
             body = await handler.call(this, request, reply);
           } catch (error) {
-            if (error instanceof PlatformError && error.status < 500) throw new DomainRefusal(error);
+            // A domain 4xx is recorded; a 429 (a limit, not an answer) is not: the key works again later.
+            if (error instanceof PlatformError && error.status < 500 && error.status !== 429)
+              throw new DomainRefusal(error);
             throw error;
           } finally {
             request.tx = null;

@@ -86,6 +86,7 @@ export async function startService(
   });
   const app = await buildApp(context);
   options.setup?.(app);
+  context.meter.start();
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   let worker: DeliveryWorker | undefined;
   if (options.worker) {
@@ -107,6 +108,7 @@ export async function startService(
   after(async () => {
     await worker?.stop();
     await app.close();
+    await context.meter.stop();
     await db.close();
     await created?.drop();
   });

@@ -75,13 +75,11 @@ export const eventRoutes = (context: Context) => async (app: FastifyInstance) =>
         throw new PlatformError('PAYLOAD_TOO_LARGE', 'the event data is over 256 KiB');
       }
       const subjects = (body.subjects ?? []).map((subject) => normalizeSubject(subject));
+      const projectId = projectOf(request);
+      await context.limits.check(projectId, 'core', 'events_published', { db: transactionOf(request) });
+      request.onCommit?.(() => context.meter.count(projectId, 'core', 'events_published'));
       reply.code(202);
-      return events(request).emit({
-        projectId: projectOf(request),
-        type: body.type,
-        data: body.data,
-        subjects,
-      });
+      return events(request).emit({ projectId, type: body.type, data: body.data, subjects });
     },
   );
 

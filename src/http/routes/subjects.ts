@@ -23,6 +23,8 @@ export const subjectRoutes = (context: Context) => async (app: FastifyInstance) 
     },
     async (request) => {
       const { subject } = request.body as { subject: { type: string; value: string } };
+      const projectId = principalOf(request).project.id;
+      request.onCommit?.(() => context.meter.count(projectId, 'core', 'subjects_erased'));
       return erasureService(transactionOf(request), context).erase(
         principalOf(request),
         normalizeSubject(subject),

@@ -1,0 +1,100 @@
+// Daily limits per project, capability and metric: the configured defaults, overridden per project.
+// A counted operation that would pass its limit for the current UTC day is refused (429) before it runs.
+// The count used is the database's (re-read at most once a second) plus what this process has not yet
+// flushed: exact within one process, and across processes within about a second of traffic.
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/database.ts';
+import { PlatformError } from '../http/errors.ts';
+import { type Meter, utcDay } from './meter.ts';
+import { usageStore } from './store.ts';
+
+const LIMITS_TTL_MS = 5000;
+const COUNT_TTL_MS = 1000;
+
+export interface DailyLimit {
+  capability: string;
+  metric: string;
+  dailyLimit: number;
+}
+
+export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults: DailyLimit[] }) {
+  const limitsCache = new Map<string, { at: number; limits: Map<string, number> }>();
+  const countCache = new Map<string, { at: number; count: number }>();
+
+  async function limitsOf(db: Db, projectId: string): Promise<Map<string, number>> {
+    const now = Date.now();
+    const cached = limitsCache.get(projectId);
+    if (cached && now - cached.at < LIMITS_TTL_MS) return cached.limits;
+    const limits = new Map(deps.defaults.map((l) => [`${l.capability}/${l.metric}`, l.dailyLimit]));
+    for (const row of await usageStore(db).limits(projectId))
+      limits.set(`${row.capability}/${row.metric}`, row.daily_limit);
+    limitsCache.set(projectId, { at: now, limits });
+    return limits;
+  }
+
+  async function usedToday(db: Db, projectId: string, day: string, capability: string, metric: string) {
+    const key = `${projectId}|${day}|${capability}|${metric}`;
+    const now = Date.now();
+    let cached = countCache.get(key);
+    if (!cached || now - cached.at >= COUNT_TTL_MS) {
+      // The database holds what every process flushed; this process's unflushed counts are added below.
+      cached = { at: now, count: await usageStore(db).countOn(projectId, day, capability, metric) };
+      countCache.set(key, cached);
+    }
+    const pending = deps.meter
+      .pending(projectId)
+      .filter((i) => i.day === day && i.capability === capability && i.metric === metric)
+      .reduce((sum, i) => sum + i.count, 0);
+    return cached.count + pending;
+  }
+
+  return {
+    /**
+     * Throws USAGE_LIMIT_EXCEEDED when n more would pass today's limit. Inside a transaction, pass its
+     * handle: taking a second pool connection while holding one can starve the pool under load.
+     */
+    async check(
+      projectId: string,
+      capability: string,
+      metric: string,
+      options: { n?: number; db?: Db } = {},
+    ): Promise<void> {
+      const n = options.n ?? 1;
+      const limit = (await limitsOf(options.db ?? deps.db, projectId)).get(`${capability}/${metric}`);
+      if (limit === undefined) return;
+      const now = deps.clock.now();
+      const day = utcDay(now);
+      const used = await usedToday(options.db ?? deps.db, projectId, day, capability, metric);
+      if (used + n <= limit) return;
+      const reset = Math.ceil(
+        (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000,
+      );
+      const policy = `"${capability}.${metric}"`;
+      throw new PlatformError(
+        'USAGE_LIMIT_EXCEEDED',
+        `the daily limit of ${limit} for ${capability}/${metric} is reached; it resets at 00:00 UTC`,
+        {
+          headers: {
+            'retry-after': String(reset),
+            'ratelimit-policy': `${policy};q=${limit};w=86400`,
+            ratelimit: `${policy};r=${Math.max(0, limit - used)};t=${reset}`,
+          },
+        },
+      );
+    },
+
+    /** Every limit that applies to the project, sorted by capability and metric. */
+    async effective(projectId: string): Promise<DailyLimit[]> {
+      return [...(await limitsOf(deps.db, projectId))]
+        .map(([key, dailyLimit]) => {
+          const [capability = '', metric = ''] = key.split('/');
+          return { capability, metric, dailyLimit };
+        })
+        .sort((a, b) => a.capability.localeCompare(b.capability) || a.metric.localeCompare(b.metric));
+    },
+
+    forget: (projectId: string) => limitsCache.delete(projectId),
+  };
+}
+
+export type UsageLimits = ReturnType<typeof usageLimits>;

@@ -1,0 +1,82 @@
+// Counting usage without a database write on any request's path: increments are summed in memory and
+// flushed in one statement about once a second, and on shutdown. A crash loses at most that second. A
+// failed flush is retried with the same flush id, which the database records with the counts, so an
+// uncertain outcome (a connection lost after commit) never counts twice.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/database.ts';
+import { type Increment, usageStore } from './store.ts';
+
+const FLUSH_MS = 1000;
+
+export const utcDay = (date: Date) => date.toISOString().slice(0, 10);
+const keyOf = (i: Omit<Increment, 'count'>) => `${i.projectId}|${i.day}|${i.capability}|${i.metric}`;
+
+export class Meter {
+  private buffer = new Map<string, Increment>();
+  /** a flush that failed, kept with its id until it lands */
+  private unsent: { id: string; increments: Increment[] } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+
+  constructor(deps: { db: Db; clock: Clock; log: Logger }) {
+    this.db = deps.db;
+    this.clock = deps.clock;
+    this.log = deps.log;
+  }
+
+  count(projectId: string, capability: string, metric: string, n = 1): void {
+    const increment = { projectId, day: utcDay(this.clock.now()), capability, metric, count: n };
+    const key = keyOf(increment);
+    const existing = this.buffer.get(key);
+    if (existing) existing.count += n;
+    else this.buffer.set(key, increment);
+  }
+
+  /** Counted here but not yet in the database. */
+  pending(projectId: string): Increment[] {
+    const all = [...this.buffer.values(), ...(this.unsent?.increments ?? [])];
+    return all.filter((i) => i.projectId === projectId);
+  }
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.flush(), FLUSH_MS);
+    this.timer.unref();
+  }
+
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      if (!this.unsent && this.buffer.size > 0) {
+        this.unsent = { id: randomUUID(), increments: [...this.buffer.values()] };
+        this.buffer = new Map();
+      }
+      if (!this.unsent) return;
+      try {
+        await usageStore(this.db).add(this.unsent.id, this.unsent.increments);
+        this.unsent = undefined;
+      } catch (error) {
+        this.log.warn({ err: error }, 'usage flush failed; retrying with the same flush id');
+      }
+    });
+    return this.flushing;
+  }
+
+  /** Stops the timer and flushes what is left (retrying a few times: this is the last chance). */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      await this.flush();
+      if (!this.unsent && this.buffer.size === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    this.log.error(
+      { lost: this.buffer.size + (this.unsent?.increments.length ?? 0) },
+      'usage counts could not be flushed at shutdown',
+    );
+  }
+}

@@ -1,0 +1,72 @@
+import type { Db } from '../db/database.ts';
+
+export interface Increment {
+  projectId: string;
+  day: string; // YYYY-MM-DD, UTC
+  capability: string;
+  metric: string;
+  count: number;
+}
+
+export interface LimitRow {
+  capability: string;
+  metric: string;
+  daily_limit: number;
+}
+
+export const usageStore = (db: Db) => ({
+  /** Adds a batch of increments, at most once per flush id (a retried flush is a no-op). */
+  async add(flushId: string, increments: Increment[]) {
+    const column = <K extends keyof Increment>(key: K) => increments.map((i) => i[key]);
+    await db.query(
+      `with flush as (
+         insert into usage_flushes (id) values ($1) on conflict (id) do nothing returning id
+       )
+       insert into usage_daily (project_id, day, capability, metric, count)
+       select i.* from unnest($2::uuid[], $3::date[], $4::text[], $5::text[], $6::bigint[]) as i
+        where exists (select 1 from flush)
+       on conflict (project_id, day, capability, metric)
+       do update set count = usage_daily.count + excluded.count`,
+      [flushId, column('projectId'), column('day'), column('capability'), column('metric'), column('count')],
+    );
+  },
+
+  async forgetFlushesBefore(before: Date) {
+    await db.query(`delete from usage_flushes where flushed_at < $1`, [before]);
+  },
+
+  async range(projectId: string, from: string, to: string) {
+    const { rows } = await db.query<{ day: string; capability: string; metric: string; count: number }>(
+      `select to_char(day, 'YYYY-MM-DD') as day, capability, metric, count
+         from usage_daily
+        where project_id = $1 and day between $2 and $3
+        order by day, capability, metric`,
+      [projectId, from, to],
+    );
+    return rows;
+  },
+
+  async countOn(projectId: string, day: string, capability: string, metric: string) {
+    const { rows } = await db.query<{ count: number }>(
+      `select count from usage_daily where project_id = $1 and day = $2 and capability = $3 and metric = $4`,
+      [projectId, day, capability, metric],
+    );
+    return rows[0]?.count ?? 0;
+  },
+
+  async limits(projectId: string) {
+    const { rows } = await db.query<LimitRow>(
+      `select capability, metric, daily_limit from usage_limits where project_id = $1`,
+      [projectId],
+    );
+    return rows;
+  },
+
+  async setLimit(projectId: string, capability: string, metric: string, dailyLimit: number) {
+    await db.query(
+      `insert into usage_limits (project_id, capability, metric, daily_limit) values ($1, $2, $3, $4)
+       on conflict (project_id, capability, metric) do update set daily_limit = excluded.daily_limit`,
+      [projectId, capability, metric, dailyLimit],
+    );
+  },
+});
