@@ -10,7 +10,7 @@ import type { Database } from './db/database.ts';
 import { coreEraser } from './erasure/service.ts';
 import { type SubjectHasher, subjectHasher } from './erasure/subject.ts';
 import { healthService } from './health/service.ts';
-import { keyCache } from './http/auth.ts';
+import { type KeyCache, keyCache } from './http/auth.ts';
 import { tokenBuckets } from './http/rate-limit.ts';
 import { keyService } from './keys/service.ts';
 import { type UsageLimits, usageLimits } from './usage/limits.ts';
@@ -33,7 +33,7 @@ export interface Context {
   log: Logger;
   registry: CapabilityRegistry;
   health: ReturnType<typeof healthService>;
-  checkKey: ReturnType<typeof keyCache>;
+  keys: KeyCache;
 }
 
 export function createContext(options: {
@@ -53,7 +53,6 @@ export function createContext(options: {
     metrics: ['api_requests', 'events_published', 'webhook_deliveries', 'subjects_erased'],
     eraser: coreEraser,
   });
-  const keys = keyService(db);
   const clock = options.clock ?? systemClock;
   const meter = new Meter({ db, clock, log });
   return {
@@ -70,6 +69,6 @@ export function createContext(options: {
     log,
     registry,
     health: healthService({ config, db, registry }),
-    checkKey: keyCache((key) => keys.check(key)),
+    keys: keyCache((key) => keyService(db).check(key)),
   };
 }

@@ -98,10 +98,8 @@ async function runService(config: Config, parts: { api: boolean; worker: boolean
   await worker?.start();
   if (app) {
     const address = await app.listen({ port: config.port, host: config.host });
-    log.info(
-      { address, env: config.env, embedded: !config.databaseUrl },
-      `platform-core listening on ${address}`,
-    );
+    log.info({ address, env: config.env, embedded: !config.databaseUrl }, 'listening');
+    console.log(`platform-core listening on ${address}`); // whatever the log level: the address to use
   }
 }
 

@@ -15,7 +15,7 @@ function harness() {
   let now = 1_000_000;
   let answer: KeyCheck | Error = valid;
   let lookups = 0;
-  const check = keyCache(
+  const cache = keyCache(
     async () => {
       lookups++;
       await new Promise((resolve) => setImmediate(resolve));
@@ -25,7 +25,8 @@ function harness() {
     () => now,
   );
   return {
-    check,
+    check: (key: string) => cache.check(key),
+    fresh: (key: string) => cache.fresh(key),
     advance: (ms: number) => {
       now += ms;
     },
@@ -45,6 +46,15 @@ describe('key cache', () => {
     assert.equal((await h.check('pk')).kind, 'valid');
     h.advance(1);
     assert.equal((await h.check('pk')).kind, 'revoked');
+  });
+
+  test('a fresh entry answers without a promise; a stale one does not', async () => {
+    const h = harness();
+    assert.equal(h.fresh('pk'), undefined);
+    await h.check('pk');
+    assert.equal(h.fresh('pk')?.kind, 'valid');
+    h.advance(KEY_CACHE_TTL_MS);
+    assert.equal(h.fresh('pk'), undefined);
   });
 
   test('concurrent checks of one key share one lookup', async () => {

@@ -7,6 +7,11 @@ export interface Db {
     text: string,
     values?: unknown[],
   ): Promise<pg.QueryResult<R>>;
+  /**
+   * A named statement ({ name, text, values }): prepared once per connection, then only bound and
+   * executed, so PostgreSQL stops parsing and planning it on every call. Hot statements use it.
+   */
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>>;
 }
 
 export interface Database extends Db {
@@ -42,7 +47,8 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
 
   return {
     pool,
-    query: (text, values) => pool.query(text, values),
+    query: ((statement: string | pg.QueryConfig, values?: unknown[]) =>
+      typeof statement === 'string' ? pool.query(statement, values) : pool.query(statement)) as Db['query'],
     async transaction(fn) {
       const client = await pool.connect();
       const callbacks: (() => void)[] = [];

@@ -8,7 +8,6 @@ import Fastify, {
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
-  LogController,
 } from 'fastify';
 import type { Context } from '../context.ts';
 import { registerAuth } from './auth.ts';
@@ -37,7 +36,10 @@ export async function buildApp(context: Context): Promise<App> {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    // One log line per request, written below with the request id, instead of Fastify's two lines from a
+    // child logger made for every request (measured: the child and its redaction cost ~10 % of a request).
+    disableRequestLogging: true,
+    childLoggerFactory: (logger) => logger,
     ajv: { customOptions: { coerceTypes: false, allErrors: true, removeAdditional: false } },
     forceCloseConnections: 'idle',
     // Errors Fastify raises before routing (a malformed URL) get the same problem body as all others.
@@ -70,17 +72,38 @@ export async function buildApp(context: Context): Promise<App> {
     },
   });
 
-  app.addHook('onSend', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-    reply.header('x-content-type-options', 'nosniff');
-    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+  const log = context.log;
+  if (log.isLevelEnabled('info')) {
+    app.addHook('onResponse', (request, reply, done) => {
+      log.info(
+        {
+          requestId: request.id,
+          method: request.method,
+          route: request.routeOptions.url ?? null,
+          url: request.url.split('?')[0],
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+        },
+        'request',
+      );
+      done();
+    });
+  }
+
+  // Set first thing, so every answer carries them (a route may still override cache-control).
+  app.addHook('onRequest', (request, reply, done) => {
+    reply
+      .header('x-request-id', request.id)
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'no-store');
+    done();
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const failure = error instanceof PlatformError ? error : toPlatformError(error);
     if (failure.status >= 500) {
       // the one place a fault is logged with its stack; the body carries only the request id
-      request.log.error({ err: error }, `request failed: ${failure.code}`);
+      request.log.error({ err: error, requestId: request.id }, `request failed: ${failure.code}`);
     }
     for (const [name, value] of Object.entries(failure.options.headers ?? {})) reply.header(name, value);
     return reply.code(failure.status).type('application/problem+json').send(problemBody(failure, request.id));
@@ -99,7 +122,7 @@ export async function buildApp(context: Context): Promise<App> {
   // Warm what requests would otherwise load lazily inside their transactions; a failure is retried on use.
   context.hashSubject.ready().catch(() => {});
 
-  registerAuth(app, context.checkKey);
+  registerAuth(app, context.keys);
   registerRequestLimits(app, context);
   registerIdempotency(app, context);
 

@@ -20,13 +20,14 @@ export const idempotencyStore = (db: Db) => ({
       fingerprint: Buffer;
       status: number | null;
       sealed_body: Buffer | null;
-    }>(
-      `select l.locked, k.fingerprint, k.status, k.sealed_body
-         from (select pg_try_advisory_xact_lock(hashtextextended($1::uuid::text || '/' || $2::text, 0)) as locked) l
-         left join idempotency_keys k
-           on l.locked and k.project_id = $1::uuid and k.key = $2::text and k.created_at > $3`,
-      [projectId, key, new Date(now.getTime() - RETENTION_MS)],
-    );
+    }>({
+      name: 'idempotency-claim',
+      text: `select l.locked, k.fingerprint, k.status, k.sealed_body
+               from (select pg_try_advisory_xact_lock(hashtextextended($1::uuid::text || '/' || $2::text, 0)) as locked) l
+               left join idempotency_keys k
+                 on l.locked and k.project_id = $1::uuid and k.key = $2::text and k.created_at > $3`,
+      values: [projectId, key, new Date(now.getTime() - RETENTION_MS)],
+    });
     const row = rows[0];
     if (!row?.locked) return { locked: false };
     if (row.status === null) return { locked: true };
@@ -38,28 +39,26 @@ export const idempotencyStore = (db: Db) => ({
 
   /** Records the outcome; an expired record of the same key is replaced. */
   async record(projectId: string, key: string, outcome: Recorded, now: Date) {
-    await db
-      .query(
-        `insert into idempotency_keys (project_id, key, fingerprint, status, sealed_body, created_at)
-       values ($1, $2, $3, $4, $5, $6)
-       on conflict (project_id, key) do update
-          set fingerprint = excluded.fingerprint, status = excluded.status,
-              sealed_body = excluded.sealed_body, created_at = excluded.created_at
-        where idempotency_keys.created_at <= $7`,
-        [
-          projectId,
-          key,
-          outcome.fingerprint,
-          outcome.status,
-          outcome.sealedBody,
-          now,
-          new Date(now.getTime() - RETENTION_MS),
-        ],
-      )
-      .then((result) => {
-        // 0 rows: a live record of this key committed meanwhile (a race the lock narrows but cannot close)
-        if (result.rowCount === 0) throw new RecordedMeanwhile();
-      });
+    const result = await db.query({
+      name: 'idempotency-record',
+      text: `insert into idempotency_keys (project_id, key, fingerprint, status, sealed_body, created_at)
+             values ($1, $2, $3, $4, $5, $6)
+             on conflict (project_id, key) do update
+                set fingerprint = excluded.fingerprint, status = excluded.status,
+                    sealed_body = excluded.sealed_body, created_at = excluded.created_at
+              where idempotency_keys.created_at <= $7`,
+      values: [
+        projectId,
+        key,
+        outcome.fingerprint,
+        outcome.status,
+        outcome.sealedBody,
+        now,
+        new Date(now.getTime() - RETENTION_MS),
+      ],
+    });
+    // 0 rows: a live record of this key committed meanwhile (a race the lock narrows but cannot close)
+    if (result.rowCount === 0) throw new RecordedMeanwhile();
   },
 
   /** Forgets records older than 24 hours, a batch at a time; returns how many went. */

@@ -21,13 +21,14 @@ export const keyStore = (db: Db) => ({
 
   /** The key with this hash and its project, in one round trip: this runs on every uncached request. */
   async findByHash(keyHash: Buffer) {
-    const { rows } = await db.query<KeyRow & { project: ProjectRow }>(
-      `select k.id, k.project_id, k.scopes, k.revoked_at, to_jsonb(p) as project
-         from api_keys k
-         join projects p on p.id = k.project_id
-        where k.key_hash = $1`,
-      [keyHash],
-    );
+    const { rows } = await db.query<KeyRow & { project: ProjectRow }>({
+      name: 'api-key-by-hash',
+      text: `select k.id, k.project_id, k.scopes, k.revoked_at, to_jsonb(p) as project
+               from api_keys k
+               join projects p on p.id = k.project_id
+              where k.key_hash = $1`,
+      values: [keyHash],
+    });
     return rows[0];
   },
 

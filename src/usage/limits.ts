@@ -58,13 +58,14 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
       capability: string,
       metric: string,
       options: { n?: number; db?: Db } = {},
-    ): Promise<void> {
-      const n = options.n ?? 1;
-      const limit = (await limitsOf(options.db ?? deps.db, projectId)).get(`${capability}/${metric}`);
+    ) {
+      const db = options.db ?? deps.db;
+      const limit = (await limitsOf(db, projectId)).get(`${capability}/${metric}`);
       if (limit === undefined) return;
       const now = deps.clock.now();
       const day = utcDay(now);
-      const used = await usedToday(options.db ?? deps.db, projectId, day, capability, metric);
+      const used = await usedToday(db, projectId, day, capability, metric);
+      const n = options.n ?? 1;
       if (used + n <= limit) return;
       const reset = Math.ceil(
         (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000,
@@ -83,6 +84,16 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
       );
     },
 
+    /** True when the project's limits are known (cached) and none applies: the caller may skip check. */
+    unlimited(projectId: string, capability: string, metric: string): boolean {
+      const cached = limitsCache.get(projectId);
+      return (
+        cached !== undefined &&
+        Date.now() - cached.at < LIMITS_TTL_MS &&
+        !cached.limits.has(`${capability}/${metric}`)
+      );
+    },
+
     /** Every limit that applies to the project, sorted by capability and metric. */
     async effective(projectId: string): Promise<DailyLimit[]> {
       return [...(await limitsOf(deps.db, projectId))]
@@ -92,8 +103,6 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
         })
         .sort((a, b) => a.capability.localeCompare(b.capability) || a.metric.localeCompare(b.metric));
     },
-
-    forget: (projectId: string) => limitsCache.delete(projectId),
   };
 }
 

@@ -11,6 +11,7 @@ import { type Increment, usageStore } from './store.ts';
 const FLUSH_MS = 1000;
 
 export const utcDay = (date: Date) => date.toISOString().slice(0, 10);
+const DAY_MS = 86_400_000;
 const keyOf = (i: Omit<Increment, 'count'>) => `${i.projectId}|${i.day}|${i.capability}|${i.metric}`;
 
 export class Meter {
@@ -22,6 +23,8 @@ export class Meter {
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly log: Logger;
+  /** today's UTC day as text, remade only when the day changes (counting is on every request's path) */
+  private today = { number: -1, text: '' };
 
   constructor(deps: { db: Db; clock: Clock; log: Logger }) {
     this.db = deps.db;
@@ -30,7 +33,11 @@ export class Meter {
   }
 
   count(projectId: string, capability: string, metric: string, n = 1): void {
-    const increment = { projectId, day: utcDay(this.clock.now()), capability, metric, count: n };
+    const now = this.clock.now().getTime();
+    if (Math.floor(now / DAY_MS) !== this.today.number) {
+      this.today = { number: Math.floor(now / DAY_MS), text: utcDay(new Date(now)) };
+    }
+    const increment = { projectId, day: this.today.text, capability, metric, count: n };
     const key = keyOf(increment);
     const existing = this.buffer.get(key);
     if (existing) existing.count += n;

@@ -15,21 +15,24 @@ const RECORD = `id, url, event_types, active, previous_secret is not null as has
 
 export const endpointStore = (db: Db) => ({
   /**
-   * Inserts the endpoint unless the project already has 20. The project row is locked first (a statement
-   * of its own, so the count below sees every endpoint committed before the lock was granted): concurrent
-   * creates in one project queue here, and the 21st finds 20.
+   * Inserts the endpoint unless the project already has 20, in one statement: taking a slot is a
+   * conditional update of the project's count, re-checked on the latest row when creates queue on it.
    */
   async insertWithinLimit(
     projectId: string,
     endpoint: { id: string; url: string; eventTypes: string[]; sealedSecret: Buffer },
   ) {
-    await db.query(`select 1 from projects where id = $1 for no key update`, [projectId]);
-    const { rows } = await db.query<EndpointRow>(
-      `insert into webhook_endpoints (project_id, id, url, event_types, active_secret)
-       select $1, $2, $3, $4, $5
-        where (select count(*) from webhook_endpoints where project_id = $1) < $6
-       returning ${RECORD}`,
-      [
+    const { rows } = await db.query<EndpointRow>({
+      name: 'webhook-endpoint-insert',
+      text: `with slot as (
+               update projects set webhook_endpoints = webhook_endpoints + 1
+                where id = $1 and webhook_endpoints < $6
+               returning id
+             )
+             insert into webhook_endpoints (project_id, id, url, event_types, active_secret)
+             select slot.id, $2, $3, $4, $5 from slot
+             returning ${RECORD}`,
+      values: [
         projectId,
         endpoint.id,
         endpoint.url,
@@ -37,7 +40,7 @@ export const endpointStore = (db: Db) => ({
         endpoint.sealedSecret,
         ENDPOINTS_PER_PROJECT,
       ],
-    );
+    });
     return rows[0];
   },
 
@@ -51,18 +54,21 @@ export const endpointStore = (db: Db) => ({
 
   /** Deletes the endpoint and its secrets, and cancels its pending deliveries (their history stays). */
   async delete(projectId: string, id: string) {
-    const deleted = await db.query(`delete from webhook_endpoints where project_id = $1 and id = $2`, [
-      projectId,
-      id,
-    ]);
-    if (deleted.rowCount !== 1) return false;
-    await db.query(
-      `update deliveries set state = 'cancelled', lease_until = null, lease_token = null,
-              last_error = 'endpoint deleted'
-        where project_id = $1 and endpoint_id = $2 and state = 'pending'`,
+    const { rows } = await db.query<{ deleted: boolean }>(
+      `with gone as (
+         delete from webhook_endpoints where project_id = $1 and id = $2 returning id
+       ), counted as (
+         update projects set webhook_endpoints = webhook_endpoints - 1
+          where id = $1 and exists (select 1 from gone)
+       ), cancelled as (
+         update deliveries set state = 'cancelled', lease_until = null, lease_token = null,
+                last_error = 'endpoint deleted'
+          where project_id = $1 and endpoint_id = $2 and state = 'pending' and exists (select 1 from gone)
+       )
+       select exists (select 1 from gone) as deleted`,
       [projectId, id],
     );
-    return true;
+    return rows[0]?.deleted === true;
   },
 
   /** The new secret becomes active; the active one becomes the previous one (an older previous is dropped). */

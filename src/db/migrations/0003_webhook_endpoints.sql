@@ -12,3 +12,8 @@ create table webhook_endpoints (
   primary key (project_id, id)
 );
 create index webhook_endpoints_listing on webhook_endpoints (project_id, created_at, id);
+
+-- How many endpoints each project has, kept by the same statements that insert and delete them: the
+-- 20-endpoint limit is one conditional update (`where webhook_endpoints < 20`), which PostgreSQL re-checks
+-- against the latest row when concurrent creates queue on it, so the 21st always finds 20.
+alter table projects add column webhook_endpoints integer not null default 0 check (webhook_endpoints >= 0);

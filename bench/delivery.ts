@@ -1,0 +1,227 @@
+// delivery-throughput: 20,000 queued deliveries of a 1 KiB event to 1 and to 10 endpoints on a local
+// receiver answering 204, against a raw loop of signed POSTs from one undici client to the same receiver
+// at the same concurrency; 1 % of signatures checked with the reference verifier.
+// isolation: the healthy endpoints' throughput with, and without, one endpoint that times out (5 s).
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { Webhook } from 'standardwebhooks';
+import { parseKeyring, seal } from '../src/crypto.ts';
+import {
+  alternate,
+  type BenchResult,
+  type Check,
+  ENCRYPTION_KEY,
+  errorsOf,
+  type Figure,
+  type Measure,
+  platformEnv,
+  ROOT,
+  ratioFigure,
+  runLoad,
+  spawnNode,
+  startPlatform,
+} from './lib.ts';
+import { migrated, seedTenants } from './seed.ts';
+
+const DELIVERIES = 20_000;
+const ROUNDS = 5;
+const CONCURRENCY = 128; // the worker's; at most a quarter of it to one endpoint
+const DATA = { order: 'x'.repeat(1000) }; // ~1 KiB of JSON
+
+interface Endpoint {
+  id: string;
+  path: string;
+  secret: string;
+}
+
+export async function deliveryThroughput(databaseUrl: string): Promise<BenchResult> {
+  const setup = await prepare(databaseUrl);
+  const figures: Figure[] = [];
+  const checks: Check[] = [];
+  let failed = 0;
+  let total = 0;
+  try {
+    for (const count of [1, 10]) {
+      const endpoints = await setup.endpoints(count, '/ok');
+      const concurrency = Math.min(CONCURRENCY, (CONCURRENCY / 4) * count);
+      const body = JSON.stringify({
+        id: randomUUID(),
+        type: 'pay.payment.succeeded',
+        timestamp: new Date().toISOString(),
+        data: DATA,
+      });
+      const baseline = () =>
+        runLoad<Measure>('post-loop.ts', {
+          urls: endpoints.map((e) => setup.receiver + e.path),
+          total: DELIVERIES,
+          connections: concurrency,
+          body,
+        });
+      const subject = () =>
+        setup.round(
+          endpoints.map((e) => ({ endpoint: e, deliveries: DELIVERIES / count })),
+          endpoints,
+        );
+      const rounds = await alternate(ROUNDS, baseline, subject);
+      figures.push({
+        ...ratioFigure(
+          `${DELIVERIES} deliveries to ${count} endpoint(s) vs raw signed POST loop (c=${concurrency})`,
+          rounds,
+          0.5,
+        ),
+        notes: 'stretch 0.70',
+      });
+      const errors = errorsOf(rounds);
+      failed += errors.failed;
+      total += errors.total;
+      checks.push(await setup.verifySamples(endpoints));
+    }
+  } finally {
+    await setup.close();
+  }
+  return { name: 'delivery-throughput', figures, checks, errors: { failed, total } };
+}
+
+export async function isolation(databaseUrl: string): Promise<BenchResult> {
+  const setup = await prepare(databaseUrl, {
+    PLATFORM_DELIVERY_TIMEOUT_MS: '5000',
+    PLATFORM_RETRY_SCHEDULE: '3600',
+  });
+  try {
+    const healthy = await setup.endpoints(10, '/ok');
+    const [slow] = await setup.endpoints(1, '/slow');
+    if (!slow) throw new Error('no slow endpoint');
+    const plan = healthy.map((endpoint) => ({ endpoint, deliveries: DELIVERIES / 10 }));
+    const without = () => setup.round(plan, healthy);
+    const withSlow = () => setup.round([...plan, { endpoint: slow, deliveries: 500 }], healthy);
+    const rounds = await alternate(ROUNDS, without, withSlow);
+    return {
+      name: 'isolation',
+      figures: [
+        {
+          ...ratioFigure(
+            'healthy throughput with one endpoint timing out (5 s) among 10, vs without',
+            rounds,
+            0.9,
+          ),
+          notes: 'target: at most 10 % lower',
+        },
+      ],
+      checks: [await setup.verifySamples(healthy)],
+      errors: errorsOf(rounds),
+    };
+  } finally {
+    await setup.close();
+  }
+}
+
+/** A migrated database, a receiver process, a worker process, and one project whose endpoints we add. */
+async function prepare(databaseUrl: string, env: Record<string, string> = {}) {
+  await migrated(databaseUrl);
+  const [tenant] = await seedTenants(databaseUrl, 1, 'dl');
+  if (!tenant) throw new Error('no tenant');
+  const receiverProcess = spawnNode(`${ROOT}bench/load/receiver.ts`, []);
+  const receiver = await receiverProcess.waitFor(/listening on (\S+)/);
+  const worker = await startPlatform(
+    'worker',
+    platformEnv(databaseUrl, {
+      PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1',
+      PLATFORM_WORKER_CONCURRENCY: String(CONCURRENCY),
+      ...env,
+    }),
+  );
+  const client = new pg.Client(databaseUrl);
+  await client.connect();
+  const keyring = parseKeyring(ENCRYPTION_KEY);
+  let made = 0;
+
+  return {
+    receiver,
+    async endpoints(count: number, prefix: string): Promise<Endpoint[]> {
+      const endpoints = Array.from({ length: count }, () => {
+        const bytes = Buffer.from(randomUUID().replaceAll('-', ''), 'hex');
+        const key = Buffer.concat([bytes, bytes]);
+        return {
+          id: randomUUID(),
+          path: `${prefix}/${made++}`,
+          secret: `whsec_${key.toString('base64')}`,
+          key,
+        };
+      });
+      for (const e of endpoints) {
+        await client.query(
+          `insert into webhook_endpoints (project_id, id, url, event_types, active_secret) values ($1, $2, $3, '{*}', $4)`,
+          [tenant.projectId, e.id, receiver + e.path, seal(keyring, e.key, `webhook-secret:${e.id}`)],
+        );
+      }
+      return endpoints;
+    },
+
+    /** Queues the planned deliveries held back, releases them at once, and times the healthy ones' delivery. */
+    async round(plan: { endpoint: Endpoint; deliveries: number }[], measured: Endpoint[]): Promise<Measure> {
+      await client.query('truncate delivery_attempts, deliveries, events');
+      await fetch(`${receiver}/reset`, { method: 'POST' });
+      for (const { endpoint, deliveries } of plan) {
+        await client.query(
+          `with e as (
+             insert into events (project_id, type, data)
+             select $1, 'pay.payment.succeeded', $2::jsonb from generate_series(1, $3)
+             returning id
+           )
+           insert into deliveries (project_id, event_id, endpoint_id, kind, next_attempt_at, created_at)
+           select $1, e.id, $4, 'dispatch', now() + interval '1 day', now() from e`,
+          [tenant.projectId, JSON.stringify(DATA), deliveries, endpoint.id],
+        );
+      }
+      const expected = plan
+        .filter((p) => measured.includes(p.endpoint))
+        .reduce((sum, p) => sum + p.deliveries, 0);
+      const ids = measured.map((e) => e.id);
+      const started = performance.now();
+      await client.query(`update deliveries set next_attempt_at = now() where project_id = $1`, [
+        tenant.projectId,
+      ]);
+      await client.query(`notify platform_deliveries`);
+      for (;;) {
+        const { rows } = await client.query(
+          `select count(*)::int as n from deliveries where state = 'delivered' and endpoint_id = any($1::uuid[])`,
+          [ids],
+        );
+        if ((rows[0]?.n ?? 0) >= expected) break;
+        if (performance.now() - started > 300_000) throw new Error('deliveries did not finish in 5 minutes');
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      const seconds = (performance.now() - started) / 1000;
+      const { rows } = await client.query(
+        `select count(*)::int as n from delivery_attempts where not succeeded and status_code is not null`,
+      );
+      return { rate: expected / seconds, errors: rows[0]?.n ?? 0, total: expected };
+    },
+
+    async verifySamples(endpoints: Endpoint[]): Promise<Check> {
+      const { samples } = (await (await fetch(`${receiver}/stats`)).json()) as {
+        samples: { path: string; body: string; headers: Record<string, string> }[];
+      };
+      let bad = 0;
+      for (const sample of samples) {
+        const endpoint = endpoints.find((e) => e.path === sample.path);
+        try {
+          new Webhook(endpoint?.secret ?? '').verify(sample.body, sample.headers);
+        } catch {
+          bad++;
+        }
+      }
+      return {
+        name: `1 % of signatures verify (${samples.length} checked)`,
+        ok: samples.length > 0 && bad === 0,
+        detail: `${bad} bad`,
+      };
+    },
+
+    async close() {
+      await client.end();
+      await worker.stop();
+      await receiverProcess.stop();
+    },
+  };
+}

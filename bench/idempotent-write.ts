@@ -1,0 +1,130 @@
+// idempotent-write: POST /core/v1/webhook-endpoints with fresh idempotency keys against a raw
+// single-row INSERT loop through pg, at concurrency 8 and 32; replays of used keys against the list
+// route; and a correctness gate: 32 concurrent identical requests make one endpoint.
+import pg from 'pg';
+import {
+  alternate,
+  type BenchResult,
+  type Check,
+  errorsOf,
+  type Figure,
+  type Measure,
+  platformEnv,
+  ratioFigure,
+  runLoad,
+  startPlatform,
+} from './lib.ts';
+import { migrated, seedTenants } from './seed.ts';
+
+const DURATION = 4;
+const ROUNDS = 5;
+// Every project holds at most 20 endpoints: spread the creates over enough projects for every round.
+const PROJECTS = 8000;
+const BODY = JSON.stringify({ url: 'https://93.184.216.34/hook', eventTypes: ['pay.payment.succeeded'] });
+
+export async function idempotentWrite(databaseUrl: string): Promise<BenchResult> {
+  await migrated(databaseUrl);
+  const tenants = await seedTenants(databaseUrl, PROJECTS, 'iw');
+  const keys = tenants.map((t) => t.key);
+  const service = await startPlatform('serve', platformEnv(databaseUrl));
+  const figures: Figure[] = [];
+  const checks: Check[] = [];
+  let failed = 0;
+  let total = 0;
+  let batch = 0;
+  try {
+    const create = (connections: number) => () =>
+      runLoad<Measure>('http.ts', {
+        url: `${service.baseUrl}/core/v1/webhook-endpoints`,
+        method: 'POST',
+        body: BODY,
+        headers: { 'content-type': 'application/json' },
+        connections,
+        duration: DURATION,
+        keys,
+        idempotency: 'fresh',
+        prefix: `w${batch++}`,
+      });
+    const insert = (connections: number) => () =>
+      runLoad<Measure>('insert-loop.ts', { url: databaseUrl, connections, duration: DURATION });
+    for (const connections of [8, 32]) {
+      const rounds = await alternate(ROUNDS, insert(connections), create(connections));
+      figures.push(
+        ratioFigure(
+          `POST /core/v1/webhook-endpoints, fresh keys, vs raw INSERT loop (c=${connections})`,
+          rounds,
+          0.6,
+        ),
+      );
+      const errors = errorsOf(rounds);
+      failed += errors.failed;
+      total += errors.total;
+    }
+
+    // Replays: requests whose (key, idempotency-key) was used already, against the list route's rate.
+    const used: [string, string][] = [];
+    for (const [i, key] of keys.slice(0, 200).entries()) {
+      const idempotencyKey = `replay-${i}`;
+      const response = await fetch(`${service.baseUrl}/core/v1/webhook-endpoints`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+        body: BODY,
+      });
+      if (response.status !== 201 && response.status !== 400)
+        throw new Error(`replay seed: ${response.status}`);
+      used.push([key, idempotencyKey]);
+    }
+    const list = () =>
+      runLoad<Measure>('http.ts', {
+        url: `${service.baseUrl}/core/v1/webhook-endpoints`,
+        connections: 32,
+        duration: DURATION,
+        keys: keys.slice(0, 200),
+      });
+    const replay = () =>
+      runLoad<Measure>('http.ts', {
+        url: `${service.baseUrl}/core/v1/webhook-endpoints`,
+        method: 'POST',
+        body: BODY,
+        headers: { 'content-type': 'application/json' },
+        connections: 32,
+        duration: DURATION,
+        idempotency: used,
+      });
+    const replayRounds = await alternate(ROUNDS, list, replay);
+    figures.push(
+      ratioFigure('POST replay of a used key vs GET /core/v1/webhook-endpoints (c=32)', replayRounds, 0.8),
+    );
+    const errors = errorsOf(replayRounds);
+    failed += errors.failed;
+    total += errors.total;
+
+    // The gate: 32 concurrent identical requests make exactly one endpoint.
+    const [gate] = await seedTenants(databaseUrl, 1, 'gate');
+    if (!gate) throw new Error('no gate tenant');
+    const responses = await Promise.all(
+      Array.from({ length: 32 }, () =>
+        fetch(`${service.baseUrl}/core/v1/webhook-endpoints`, {
+          method: 'POST',
+          headers: { 'x-api-key': gate.key, 'content-type': 'application/json', 'idempotency-key': 'gate' },
+          body: BODY,
+        }).then((r) => r.status),
+      ),
+    );
+    const client = new pg.Client(databaseUrl);
+    await client.connect();
+    const { rows } = await client.query(
+      'select count(*)::int as n from webhook_endpoints where project_id = $1',
+      [gate.projectId],
+    );
+    await client.end();
+    checks.push({
+      name: '32 concurrent identical requests make one endpoint',
+      ok: rows[0]?.n === 1 && responses.every((s) => s === 201 || s === 409),
+      detail: `${rows[0]?.n} endpoint(s); statuses ${[...new Set(responses)].join(',')}`,
+    });
+  } finally {
+    await service.stop();
+  }
+  return { name: 'idempotent-write', figures, checks, errors: { failed, total } };
+}

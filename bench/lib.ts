@@ -1,0 +1,274 @@
+// What every benchmark shares: a fresh database, child processes, alternating rounds, and the report.
+// Each benchmark measures its baseline in the same run, alternating baseline and subject round by round
+// after a warm-up, and reports the median of the per-round ratios with min and max.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { openEmbeddedCluster } from '../src/db/embedded.ts';
+
+export const ROOT = new URL('..', import.meta.url).pathname;
+export const MAIN = path.join(ROOT, 'src/main.ts');
+export const ENCRYPTION_KEY = randomBytes(32).toString('base64');
+
+export interface Measure {
+  /** operations per second */
+  rate: number;
+  p50?: number;
+  p99?: number;
+  errors: number;
+  total: number;
+}
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail?: string;
+}
+
+export interface Figure {
+  name: string;
+  /** median of per-round ratios subject/baseline, with min and max */
+  ratio?: { median: number; min: number; max: number };
+  target?: string;
+  met?: boolean;
+  subject?: Record<string, number>;
+  baseline?: Record<string, number>;
+  notes?: string;
+}
+
+export interface BenchResult {
+  name: string;
+  figures: Figure[];
+  checks: Check[];
+  errors: { failed: number; total: number };
+}
+
+/** A fresh database for the run: a new database on DATABASE_URL's server, or a new embedded cluster. */
+export async function benchDatabase(): Promise<{ url: string; embedded: boolean; close(): Promise<void> }> {
+  const server = process.env.DATABASE_URL;
+  if (server) {
+    const name = `bench_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client(server);
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    await admin.end();
+    const url = new URL(server);
+    url.pathname = `/${name}`;
+    return {
+      url: url.toString(),
+      embedded: false,
+      async close() {
+        const client = new pg.Client(server);
+        await client.connect();
+        await client.query(`drop database if exists ${name} with (force)`);
+        await client.end();
+      },
+    };
+  }
+  const dir = mkdtempSync(path.join(tmpdir(), 'pcb-'));
+  const cluster = await openEmbeddedCluster(dir, () => {});
+  return {
+    url: cluster.url,
+    embedded: true,
+    async close() {
+      await cluster.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Child {
+  child: ChildProcess;
+  output(): string;
+  /** resolves with the first capture of pattern in the output */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Runs `node script args` with the pinned Node, the given environment added. */
+export function spawnNode(script: string, args: string[], env: Record<string, string> = {}): Child {
+  const child = spawn(process.execPath, [script, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const listeners = new Set<() => void>();
+  const append = (chunk: Buffer) => {
+    output += chunk;
+    for (const listener of listeners) listener();
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    child,
+    output: () => output,
+    waitFor(pattern, timeoutMs = 60_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`${script}: no ${pattern} after ${timeoutMs} ms\n${output.slice(-2000)}`)),
+          timeoutMs,
+        );
+        const check = () => {
+          const match = pattern.exec(output);
+          if (match) {
+            clearTimeout(timer);
+            listeners.delete(check);
+            resolve(match[1] ?? match[0]);
+          }
+        };
+        listeners.add(check);
+        child.once('exit', () => {
+          if (!pattern.test(output)) {
+            clearTimeout(timer);
+            reject(new Error(`${script} exited before ${pattern}:\n${output.slice(-2000)}`));
+          }
+        });
+        check();
+      });
+    },
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
+
+/** The environment every platform process of a benchmark runs with. */
+export function platformEnv(databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    PLATFORM_ENCRYPTION_KEY: ENCRYPTION_KEY,
+    PLATFORM_LOG_LEVEL: 'warn',
+    // The benchmarks measure the service's own paths, not the limits meant for tenants.
+    PLATFORM_RATE_LIMIT_PER_SECOND: '0',
+    PLATFORM_DAILY_LIMITS: '',
+    PORT: '0',
+    ...extra,
+  };
+}
+
+export async function startPlatform(command: 'start' | 'serve' | 'worker', env: Record<string, string>) {
+  const process = spawnNode(MAIN, [command], env);
+  const baseUrl =
+    command === 'worker' ? '' : await process.waitFor(/platform-core listening on (http:\/\/[^"\s]+)/);
+  if (command === 'worker') await process.waitFor(/delivery worker started/);
+  return { ...process, baseUrl };
+}
+
+/**
+ * Runs a load script in its own process, its configuration in a temporary JSON file (it can hold
+ * thousands of keys); the script prints one JSON line of results last.
+ */
+export async function runLoad<T>(script: string, config: unknown): Promise<T> {
+  const file = path.join(tmpdir(), `bench-load-${randomBytes(6).toString('hex')}.json`);
+  writeFileSync(file, JSON.stringify(config));
+  const load = spawnNode(path.join(ROOT, 'bench/load', script), [file]);
+  await new Promise<void>((resolve) => load.child.once('exit', () => resolve()));
+  rmSync(file, { force: true });
+  const lines = load.output().trim().split('\n');
+  try {
+    return JSON.parse(lines.at(-1) ?? '') as T;
+  } catch {
+    throw new Error(`${script} printed no result:\n${load.output().slice(-2000)}`);
+  }
+}
+
+/** Warm-up once each, then `rounds` rounds alternating which goes first. */
+export async function alternate(
+  rounds: number,
+  baseline: () => Promise<Measure>,
+  subject: () => Promise<Measure>,
+) {
+  await baseline();
+  await subject();
+  const results: { baseline: Measure; subject: Measure }[] = [];
+  for (let i = 0; i < rounds; i++) {
+    if (i % 2 === 0) {
+      const b = await baseline();
+      results.push({ baseline: b, subject: await subject() });
+    } else {
+      const s = await subject();
+      results.push({ baseline: await baseline(), subject: s });
+    }
+  }
+  return results;
+}
+
+export function spread(values: number[]) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  const median =
+    sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+  return { median, min: sorted[0] ?? 0, max: sorted.at(-1) ?? 0 };
+}
+
+export const median = (values: number[]) => spread(values).median;
+
+/** A figure from alternated rounds: ratio of rates, and the medians of the absolute figures. */
+export function ratioFigure(
+  name: string,
+  rounds: { baseline: Measure; subject: Measure }[],
+  target?: number,
+): Figure {
+  const ratio = spread(rounds.map((r) => r.subject.rate / r.baseline.rate));
+  const absolute = (pick: (m: Measure) => number | undefined, which: 'baseline' | 'subject') =>
+    median(rounds.map((r) => pick(r[which]) ?? 0));
+  const side = (which: 'baseline' | 'subject') => ({
+    rate: Math.round(absolute((m) => m.rate, which)),
+    ...(rounds[0]?.[which].p99 !== undefined
+      ? { p50: absolute((m) => m.p50, which), p99: absolute((m) => m.p99, which) }
+      : {}),
+  });
+  return {
+    name,
+    ratio,
+    target: target === undefined ? undefined : `≥ ${target}`,
+    met: target === undefined ? undefined : ratio.median >= target,
+    subject: side('subject'),
+    baseline: side('baseline'),
+  };
+}
+
+export function errorsOf(rounds: { baseline: Measure; subject: Measure }[]) {
+  return rounds.reduce(
+    (sum, r) => ({
+      failed: sum.failed + r.subject.errors + r.baseline.errors,
+      total: sum.total + r.subject.total + r.baseline.total,
+    }),
+    { failed: 0, total: 0 },
+  );
+}
+
+export async function environment(databaseUrl: string) {
+  const client = new pg.Client(databaseUrl);
+  await client.connect();
+  const { rows } = await client.query(
+    `select name, setting from pg_settings
+      where name in ('server_version', 'shared_buffers', 'max_connections', 'synchronous_commit', 'fsync', 'wal_level', 'work_mem')`,
+  );
+  await client.end();
+  const pkg = (name: string) =>
+    JSON.parse(readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')).version;
+  return {
+    date: new Date().toISOString(),
+    machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`,
+    node: process.version,
+    fastify: pkg('fastify'),
+    pg: pkg('pg'),
+    undici: pkg('undici'),
+    autocannon: pkg('autocannon'),
+    postgres: Object.fromEntries(rows.map((r) => [r.name, r.setting])),
+  };
+}
+
+export function writeResults(all: unknown) {
+  const dir = path.join(ROOT, 'bench/results');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify(all, null, 2)}\n`);
+  return file;
+}

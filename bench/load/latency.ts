@@ -1,0 +1,95 @@
+// Delivery latency, in one process so that both times come from one clock: publishes events at a fixed
+// rate (open loop: on schedule, whatever the answers), and receives their deliveries. Latency is the time
+// from the publishing call's answer to the delivery's arrival.
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { Pool } from 'undici';
+
+const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
+  baseUrl: string;
+  key: string;
+  rates: number[];
+  seconds: number;
+};
+const answered = new Map<string, number>();
+const arrived = new Map<string, number>();
+
+const receiver = createServer((request, response) => {
+  const id = request.headers['webhook-id'];
+  if (typeof id === 'string' && !arrived.has(id)) arrived.set(id, performance.now());
+  request.resume();
+  request.on('end', () => response.writeHead(204).end());
+});
+receiver.keepAliveTimeout = 60_000;
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const port = (receiver.address() as { port: number }).port;
+
+const api = new Pool(config.baseUrl, { connections: 128 });
+const post = async (path: string, body: unknown, idempotencyKey: string) => {
+  const response = await api.request({
+    path,
+    method: 'POST',
+    headers: {
+      'x-api-key': config.key,
+      'content-type': 'application/json',
+      'idempotency-key': idempotencyKey,
+    },
+    body: JSON.stringify(body),
+  });
+  return { status: response.statusCode, body: (await response.body.json()) as Record<string, unknown> };
+};
+const created = await post(
+  '/core/v1/webhook-endpoints',
+  { url: `http://127.0.0.1:${port}/hook`, eventTypes: ['*'] },
+  'latency-endpoint',
+);
+if (created.status !== 201) throw new Error(`endpoint: ${created.status}`);
+
+const results = [];
+let n = 0;
+for (const rate of config.rates) {
+  answered.clear();
+  arrived.clear();
+  let errors = 0;
+  const count = rate * config.seconds;
+  const started = performance.now();
+  const sends: Promise<void>[] = [];
+  for (let i = 0; i < count; i++) {
+    const due = started + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    sends.push(
+      post('/core/v1/events', { type: 'pay.payment.succeeded', data: { i } }, `lat-${n++}`).then(
+        (r) => {
+          if (r.status === 202) answered.set(r.body.eventId as string, performance.now());
+          else errors++;
+        },
+        () => {
+          errors++;
+        },
+      ),
+    );
+  }
+  await Promise.all(sends);
+  const deadline = performance.now() + 30_000;
+  while (arrived.size < answered.size && performance.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  const latencies = [...answered]
+    .map(([id, at]) => (arrived.get(id) ?? Number.POSITIVE_INFINITY) - at)
+    .sort((a, b) => a - b);
+  const pick = (q: number) =>
+    latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? 0;
+  results.push({
+    rate,
+    achieved: count / ((performance.now() - started) / 1000),
+    p50: pick(0.5),
+    p99: pick(0.99),
+    max: latencies.at(-1) ?? 0,
+    lost: answered.size - arrived.size,
+    errors,
+    total: count,
+  });
+}
+await api.close();
+receiver.close();
+console.log(JSON.stringify(results));
