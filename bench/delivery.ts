@@ -159,7 +159,7 @@ async function prepare(databaseUrl: string, env: Record<string, string> = {}) {
 
     /** Queues the planned deliveries held back, releases them at once, and times the healthy ones' delivery. */
     async round(plan: { endpoint: Endpoint; deliveries: number }[], measured: Endpoint[]): Promise<Measure> {
-      await client.query('truncate delivery_attempts, deliveries, events');
+      await client.query('truncate delivery_attempts, deliveries, event_subjects, events');
       await fetch(`${receiver}/reset`, { method: 'POST' });
       for (const { endpoint, deliveries } of plan) {
         await client.query(

@@ -155,7 +155,7 @@ export async function startPlatform(command: 'start' | 'serve' | 'worker', env: 
   const process = spawnNode(MAIN, [command], env);
   const baseUrl =
     command === 'worker' ? '' : await process.waitFor(/platform-core listening on (http:\/\/[^"\s]+)/);
-  if (command === 'worker') await process.waitFor(/delivery worker started/);
+  if (command === 'worker') await process.waitFor(/delivery worker \S+ running/);
   return { ...process, baseUrl };
 }
 

@@ -95,7 +95,10 @@ async function runService(config: Config, parts: { api: boolean; worker: boolean
     await connection.close();
     log.info('stopped');
   });
-  await worker?.start();
+  if (worker) {
+    await worker.start();
+    console.log(`platform-core delivery worker ${worker.id} running`); // whatever the log level
+  }
   if (app) {
     const address = await app.listen({ port: config.port, host: config.host });
     log.info({ address, env: config.env, embedded: !config.databaseUrl }, 'listening');

@@ -1,6 +1,7 @@
 // Delivery latency, in one process so that both times come from one clock: publishes events at a fixed
 // rate (open loop: on schedule, whatever the answers), and receives their deliveries. Latency is the time
 // from the publishing call's answer to the delivery's arrival.
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Pool } from 'undici';
@@ -11,6 +12,7 @@ const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
   rates: number[];
   seconds: number;
 };
+const run = randomUUID(); // idempotency keys of this process's requests
 const answered = new Map<string, number>();
 const arrived = new Map<string, number>();
 
@@ -41,7 +43,7 @@ const post = async (path: string, body: unknown, idempotencyKey: string) => {
 const created = await post(
   '/core/v1/webhook-endpoints',
   { url: `http://127.0.0.1:${port}/hook`, eventTypes: ['*'] },
-  'latency-endpoint',
+  `endpoint-${run}`,
 );
 if (created.status !== 201) throw new Error(`endpoint: ${created.status}`);
 
@@ -59,7 +61,7 @@ for (const rate of config.rates) {
     const wait = due - performance.now();
     if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
     sends.push(
-      post('/core/v1/events', { type: 'pay.payment.succeeded', data: { i } }, `lat-${n++}`).then(
+      post('/core/v1/events', { type: 'pay.payment.succeeded', data: { i } }, `${run}-${n++}`).then(
         (r) => {
           if (r.status === 202) answered.set(r.body.eventId as string, performance.now());
           else errors++;
@@ -90,6 +92,12 @@ for (const rate of config.rates) {
     total: count,
   });
 }
+// Remove this run's endpoint: its receiver goes away with this process.
+await api.request({
+  path: `/core/v1/webhook-endpoints/${created.body.id}`,
+  method: 'DELETE',
+  headers: { 'x-api-key': config.key, 'idempotency-key': `delete-${run}` },
+});
 await api.close();
 receiver.close();
 console.log(JSON.stringify(results));

@@ -9,7 +9,8 @@ export interface ClaimedDelivery {
   /** attempts made before this one */
   attempts: number;
   type: string;
-  data: unknown;
+  /** the payload as JSON text, spliced into the body as is (no parse and re-serialise per delivery) */
+  data: string;
   event_created_at: Date;
   url: string | null;
   active_secret: Buffer | null;
@@ -54,7 +55,7 @@ export const deliveryStore = (db: Db) => ({
           where d.project_id = due.project_id and d.id = due.id
          returning d.project_id, d.id, d.event_id, d.endpoint_id, d.attempts
        )
-       select c.*, e.type, e.data, e.created_at as event_created_at, w.url, w.active_secret, w.previous_secret
+       select c.*, e.type, e.data::text as data, e.created_at as event_created_at, w.url, w.active_secret, w.previous_secret
          from claimed c
          join events e on e.project_id = c.project_id and e.id = c.event_id
          left join webhook_endpoints w on w.project_id = c.project_id and w.id = c.endpoint_id`,

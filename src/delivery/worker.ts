@@ -177,12 +177,8 @@ export class DeliveryWorker {
       await this.store.cancel(delivery.project_id, [delivery.id]); // the endpoint is gone
       return undefined;
     }
-    const body = JSON.stringify({
-      id: delivery.event_id,
-      type: delivery.type,
-      timestamp: delivery.event_created_at.toISOString(),
-      data: delivery.data,
-    });
+    // {"id","type","timestamp","data"}: the stored payload goes in as the text PostgreSQL gave.
+    const body = `{"id":${JSON.stringify(delivery.event_id)},"type":${JSON.stringify(delivery.type)},"timestamp":"${delivery.event_created_at.toISOString()}","data":${delivery.data}}`;
     const timestamp = Math.floor(Date.now() / 1000);
     const secrets = signingKeys(
       this.deps.keyring,

@@ -9,10 +9,18 @@
 // PostgreSQL after 60 s (idle_in_transaction_session_timeout, set on the pool), which releases it too.
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import type pg from 'pg';
 import type { Clock } from '../clock.ts';
-import { type Keyring, seal, unseal } from '../crypto.ts';
+import { type Keyring, seal as sealValue, unseal } from '../crypto.ts';
 import type { Database, Db } from '../db/database.ts';
-import { idempotencyStore, type Recorded, RecordedMeanwhile } from '../idempotency/store.ts';
+import {
+  beginAndClaim,
+  claimed,
+  idempotencyStore,
+  type Recorded,
+  RecordedMeanwhile,
+  recordAndCommit,
+} from '../idempotency/store.ts';
 import { principalOf } from './auth.ts';
 import { PlatformError, problemBody } from './errors.ts';
 
@@ -119,27 +127,27 @@ export function registerIdempotency(
 
       let outcome: Outcome;
       try {
-        outcome = await db.transaction(async (tx, onCommit) => {
-          const claim = await idempotencyStore(tx).claim(projectId, key, clock.now());
-          if (!claim.locked) return { kind: 'busy' };
-          if (claim.record) return records.open(claim.record);
-          request.tx = tx;
-          request.onCommit = onCommit;
-          let body: unknown;
-          try {
-            body = await handler.call(this, request, reply);
-          } catch (error) {
-            // A domain 4xx is recorded; a 429 (a limit, not an answer) is not: the key works again later.
-            if (error instanceof PlatformError && error.status < 500 && error.status !== 429)
-              throw new DomainRefusal(error);
-            throw error;
-          } finally {
-            request.tx = null;
-            request.onCommit = null;
-          }
-          await records.write(tx, reply.statusCode, body);
-          return { kind: 'done', status: reply.statusCode, body };
-        });
+        outcome = await operate(
+          projectId,
+          key,
+          records,
+          async (tx, onCommit) => {
+            request.tx = tx;
+            request.onCommit = onCommit;
+            try {
+              return await handler.call(this, request, reply);
+            } catch (error) {
+              // A domain 4xx is recorded; a 429 (a limit, not an answer) is not: the key works again later.
+              if (error instanceof PlatformError && error.status < 500 && error.status !== 429)
+                throw new DomainRefusal(error);
+              throw error;
+            } finally {
+              request.tx = null;
+              request.onCommit = null;
+            }
+          },
+          () => reply.statusCode,
+        );
       } catch (error) {
         if (error instanceof DomainRefusal) outcome = await recordRefusal(error.error);
         else if (error instanceof RecordedMeanwhile) outcome = await readRecord();
@@ -184,26 +192,63 @@ export function registerIdempotency(
   }
 
   /**
-   * Writing and reading one key's record. Bodies are sealed: a response may carry a secret shown once
+   * One request's transaction on the hot path, in as few round trips as the work allows: BEGIN with the
+   * claim, the operation's own statements, the record with COMMIT (see beginAndClaim, recordAndCommit).
+   */
+  async function operate(
+    projectId: string,
+    key: string,
+    records: ReturnType<typeof recordsOf>,
+    run: (tx: Db, onCommit: (callback: () => void) => void) => Promise<unknown>,
+    statusOf: () => number,
+  ): Promise<Outcome> {
+    const client = await db.pool.connect();
+    const callbacks: (() => void)[] = [];
+    let open = false;
+    let broken = false;
+    try {
+      open = true;
+      const results = (await client.query(
+        beginAndClaim(projectId, key, clock.now()),
+      )) as unknown as pg.QueryResult[];
+      const claim = claimed(results[1]?.rows[0]);
+      if (!claim.locked) return { kind: 'busy' };
+      if (claim.record) return records.open(claim.record);
+      const body = await run(client, (callback) => callbacks.push(callback));
+      const status = statusOf();
+      try {
+        await client.query(recordAndCommit(projectId, key, records.seal(status, body), clock.now()));
+      } catch (error) {
+        if ((error as { code?: string }).code === '23505') throw new RecordedMeanwhile();
+        throw error;
+      }
+      open = false;
+      for (const callback of callbacks) callback();
+      return { kind: 'done', status, body };
+    } finally {
+      if (open) await client.query('rollback').catch(() => (broken = true));
+      client.release(broken);
+    }
+  }
+
+  /**
+   * Sealing and opening one key's record. Bodies are sealed: a response may carry a secret shown once
    * (a new webhook signing secret), and the database holds no secret in clear.
    */
   function recordsOf(projectId: string, key: string, print: Buffer) {
     const context = `idempotency:${projectId}:${key}`;
+    const seal = (status: number, body: unknown): Recorded => ({
+      fingerprint: print,
+      status,
+      sealedBody:
+        body === undefined || body === null
+          ? null
+          : sealValue(keyring, Buffer.from(JSON.stringify(body)), context),
+    });
     return {
+      seal,
       write: (tx: Db, status: number, body: unknown) =>
-        idempotencyStore(tx).record(
-          projectId,
-          key,
-          {
-            fingerprint: print,
-            status,
-            sealedBody:
-              body === undefined || body === null
-                ? null
-                : seal(keyring, Buffer.from(JSON.stringify(body)), context),
-          },
-          clock.now(),
-        ),
+        idempotencyStore(tx).record(projectId, key, seal(status, body), clock.now()),
       open: (found: Recorded): Outcome => ({
         kind: 'recorded',
         fingerprint: found.fingerprint,
