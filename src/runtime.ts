@@ -37,6 +37,12 @@ export interface Connection {
 export async function connect(config: Config, role: 'service' | 'command', log: Logger): Promise<Connection> {
   if (config.databaseUrl) {
     const db = openDatabase(config.databaseUrl);
+    try {
+      await requireVersion(db);
+    } catch (error) {
+      await db.close();
+      throw error;
+    }
     return { db, close: () => db.close() };
   }
   const releaseLock = role === 'service' ? await acquireServiceLock(config.dataDir) : undefined;
@@ -56,6 +62,19 @@ export async function connect(config: Config, role: 'service' | 'command', log: 
   } catch (error) {
     await releaseLock?.();
     throw error;
+  }
+}
+
+const MINIMUM_SERVER_VERSION = 150000; // PostgreSQL 15
+
+/** A server older than PostgreSQL 15 is refused at once, with the version it has. */
+async function requireVersion(db: Database) {
+  const { rows } = await db.query<{ server_version_num: string; server_version: string }>(
+    `select current_setting('server_version_num') as server_version_num, current_setting('server_version') as server_version`,
+  );
+  const row = rows[0];
+  if (row && Number(row.server_version_num) < MINIMUM_SERVER_VERSION) {
+    throw new Error(`PostgreSQL 15 or newer is required; DATABASE_URL points to ${row.server_version}`);
   }
 }
 

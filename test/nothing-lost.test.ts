@@ -59,6 +59,8 @@ async function scenario(
   for (const receiver of receivers)
     assert.equal(new Set(receiver.received.map((x) => x.headers['webhook-id'])).size, EVENTS);
   for (const worker of workers) worker.kill('SIGTERM');
+  const attempts = await service.db.query(`select count(*)::int as n from delivery_attempts`);
+  return { received: receivers.reduce((sum, r) => sum + r.received.length, 0), attempts: attempts.rows[0]?.n as number };
 }
 
 function startWorker(databaseUrl: string): ChildProcess {
@@ -85,6 +87,15 @@ describe('nothing lost', () => {
       workers[0]?.kill('SIGKILL');
       workers.push(startWorker(databaseUrl));
     });
+  });
+
+  test('two workers share the work: every delivery is attempted exactly once while leases hold', { timeout: 240_000 }, async () => {
+    const { received, attempts } = await scenario(async ({ workers, databaseUrl }) => {
+      workers.push(startWorker(databaseUrl));
+    });
+    // scenario() checked that everything arrived; here, that nothing was sent twice.
+    assert.equal(received, EVENTS * ENDPOINTS, 'no delivery reached its receiver twice');
+    assert.equal(attempts, EVENTS * ENDPOINTS, 'one attempt recorded per delivery');
   });
 
   test('PostgreSQL restarted half-way: the worker reconnects and delivers everything', {

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '../../db/database.ts';
+import { principalOf } from '../auth.ts';
 
 /** The idempotency-key header, for the OpenAPI document (presence and form are checked by idempotency.ts). */
 export const idempotencyHeader = {
@@ -15,3 +16,9 @@ export function transactionOf(request: FastifyRequest): Db {
     throw new Error(`route ${request.routeOptions.url} is not idempotent but asks for its transaction`);
   return request.tx;
 }
+
+/** The id of the project the request's key belongs to. */
+export const projectOf = (request: FastifyRequest) => principalOf(request).project.id;
+
+/** The `{id}` path parameter (already validated as a UUID by the route's schema). */
+export const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;

@@ -17,9 +17,8 @@ import { eventService } from '../../events/service.ts';
 import { eventStore } from '../../events/store.ts';
 import { IdParamsSchema } from '../../webhooks/schema.ts';
 import { endpointStore } from '../../webhooks/store.ts';
-import { principalOf } from '../auth.ts';
 import { errorResponses, notFound, PlatformError } from '../errors.ts';
-import { idempotencyHeader, transactionOf } from './common.ts';
+import { idempotencyHeader, idOf, projectOf, transactionOf } from './common.ts';
 
 export const MAX_EVENT_DATA_BYTES = 256 * 1024;
 const TAGS = ['events'];
@@ -35,8 +34,6 @@ export const eventRoutes = (context: Context) => async (app: FastifyInstance) =>
   ]) {
     app.addSchema(schema);
   }
-  const projectOf = (request: FastifyRequest) => principalOf(request).project.id;
-  const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
   /** Events in the request's transaction; the worker is woken once it commits. */
   const events = (request: FastifyRequest) => {
     request.onCommit?.(() => context.signals.emit('deliveries'));

@@ -11,9 +11,8 @@ import {
   WebhookSecretRotatedSchema,
 } from '../../webhooks/schema.ts';
 import { webhookEndpointService } from '../../webhooks/service.ts';
-import { principalOf } from '../auth.ts';
 import { errorResponses, PlatformError } from '../errors.ts';
-import { idempotencyHeader, transactionOf } from './common.ts';
+import { idempotencyHeader, idOf, projectOf, transactionOf } from './common.ts';
 
 const TAGS = ['webhooks'];
 const ref = (id: string) => ({ $ref: `${id}#` });
@@ -29,8 +28,6 @@ export const webhookEndpointRoutes = (context: Context) => async (app: FastifyIn
   }
   const service = (request: FastifyRequest) =>
     webhookEndpointService(transactionOf(request), context.keyring);
-  const projectOf = (request: FastifyRequest) => principalOf(request).project.id;
-  const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
   const write = { access: 'webhooks:write' as const };
   const byId = { headers: idempotencyHeader, params: IdParamsSchema, tags: TAGS };
 
