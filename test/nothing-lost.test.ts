@@ -60,7 +60,10 @@ async function scenario(
     assert.equal(new Set(receiver.received.map((x) => x.headers['webhook-id'])).size, EVENTS);
   for (const worker of workers) worker.kill('SIGTERM');
   const attempts = await service.db.query(`select count(*)::int as n from delivery_attempts`);
-  return { received: receivers.reduce((sum, r) => sum + r.received.length, 0), attempts: attempts.rows[0]?.n as number };
+  return {
+    received: receivers.reduce((sum, r) => sum + r.received.length, 0),
+    attempts: attempts.rows[0]?.n as number,
+  };
 }
 
 function startWorker(databaseUrl: string): ChildProcess {
@@ -89,7 +92,9 @@ describe('nothing lost', () => {
     });
   });
 
-  test('two workers share the work: every delivery is attempted exactly once while leases hold', { timeout: 240_000 }, async () => {
+  test('two workers share the work: every delivery is attempted exactly once while leases hold', {
+    timeout: 240_000,
+  }, async () => {
     const { received, attempts } = await scenario(async ({ workers, databaseUrl }) => {
       workers.push(startWorker(databaseUrl));
     });
