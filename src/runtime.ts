@@ -1,7 +1,7 @@
 // Opening the database in either mode, and running a service process until SIGTERM/SIGINT.
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
-import { type Database, openDatabase } from './db/database.ts';
+import { type Database, isUnavailable, openDatabase } from './db/database.ts';
 import { acquireServiceLock, openEmbeddedCluster, serviceRunning } from './db/embedded.ts';
 
 export function createLogger(config: Config, destination?: NodeJS.WritableStream): Logger {
@@ -38,7 +38,7 @@ export async function connect(config: Config, role: 'service' | 'command', log: 
   if (config.databaseUrl) {
     const db = openDatabase(config.databaseUrl);
     try {
-      await requireVersion(db);
+      await requireVersion(db, log);
     } catch (error) {
       await db.close();
       throw error;
@@ -67,11 +67,28 @@ export async function connect(config: Config, role: 'service' | 'command', log: 
 
 const MINIMUM_SERVER_VERSION = 150000; // PostgreSQL 15
 
-/** A server older than PostgreSQL 15 is refused at once, with the version it has. */
-async function requireVersion(db: Database) {
-  const { rows } = await db.query<{ server_version_num: string; server_version: string }>(
-    `select current_setting('server_version_num') as server_version_num, current_setting('server_version') as server_version`,
-  );
+const STARTUP_WAIT_MS = 60_000;
+
+/**
+ * Waits for the server (a process may start while PostgreSQL restarts: it should not die of it), then
+ * refuses one older than PostgreSQL 15 with the version it has.
+ */
+async function requireVersion(db: Database, log: Logger) {
+  const deadline = Date.now() + STARTUP_WAIT_MS;
+  let result: Awaited<ReturnType<typeof db.query<{ server_version_num: string; server_version: string }>>>;
+  for (;;) {
+    try {
+      result = await db.query(
+        `select current_setting('server_version_num') as server_version_num, current_setting('server_version') as server_version`,
+      );
+      break;
+    } catch (error) {
+      if (!isUnavailable(error) || Date.now() > deadline) throw error;
+      log.warn({ err: error }, 'the database is not reachable yet; retrying');
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+  const { rows } = result;
   const row = rows[0];
   if (row && Number(row.server_version_num) < MINIMUM_SERVER_VERSION) {
     throw new Error(`PostgreSQL 15 or newer is required; DATABASE_URL points to ${row.server_version}`);

@@ -8,6 +8,7 @@ import Fastify, {
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
+  LogController,
 } from 'fastify';
 import type { Context } from '../context.ts';
 import { registerAuth } from './auth.ts';
@@ -38,7 +39,7 @@ export async function buildApp(context: Context): Promise<App> {
     },
     // One log line per request, written below with the request id, instead of Fastify's two lines from a
     // child logger made for every request (the child and its redaction showed up in the request profile).
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: (logger) => logger,
     ajv: { customOptions: { coerceTypes: false, allErrors: true, removeAdditional: false } },
     forceCloseConnections: 'idle',
