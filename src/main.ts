@@ -101,7 +101,7 @@ async function runService(config: Config, parts: { api: boolean; worker: boolean
   }
   if (app) {
     const address = await app.listen({ port: config.port, host: config.host });
-    log.info({ address, env: config.env, embedded: !config.databaseUrl }, 'listening');
+    log.info({ address, embedded: !config.databaseUrl }, 'listening');
     console.log(`platform-core listening on ${address}`); // whatever the log level: the address to use
   }
 }
