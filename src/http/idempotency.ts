@@ -109,14 +109,24 @@ export function registerIdempotency(
     if (!methods.some((m) => MUTATING.has(m)) || route.config?.access === 'public') return;
     route.config = { ...route.config, idempotent: true };
     route.handler = idempotentHandler(route.handler as RouteHandlerMethod);
+    // A route's own onRequest hooks run after the application's (authentication, scope, limits) and
+    // before body validation: the order of checks CONTRACT.md sets. Only mutating routes pay for it.
+    const own = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
+    route.onRequest = [...own, requireIdempotencyKey];
   });
 
-  // After authentication and scope (registered after them), before body validation.
-  app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config.idempotent) {
+  function requireIdempotencyKey(
+    request: FastifyRequest,
+    _reply: FastifyReply,
+    done: (error?: Error) => void,
+  ) {
+    try {
       request.idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
+      done();
+    } catch (error) {
+      done(error as Error);
     }
-  });
+  }
 
   function idempotentHandler(handler: RouteHandlerMethod): RouteHandlerMethod {
     return async function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
