@@ -136,46 +136,24 @@ describe('platform CLI', () => {
       env,
     );
     assert.equal(set.code, 0, set.stderr);
-    assert.equal(
-      (
-        await runCli(
-          [
-            'limits',
-            'set',
-            '--project',
-            'beta',
-            '--capability',
-            'Core',
-            '--metric',
-            'x',
-            '--daily-limit',
-            '1',
-          ],
-          env,
-        )
-      ).code,
-      2,
-    );
-    assert.equal(
-      (
-        await runCli(
-          [
-            'limits',
-            'set',
-            '--project',
-            'beta',
-            '--capability',
-            'core',
-            '--metric',
-            'x',
-            '--daily-limit',
-            '-1',
-          ],
-          env,
-        )
-      ).code,
-      2,
-    );
+    for (const [capability, limit] of [
+      ['Core', '1'], // not a lowercase name
+      ['core', '-1'], // not a whole number
+    ] as const) {
+      const args = [
+        'limits',
+        'set',
+        '--project',
+        'beta',
+        '--capability',
+        capability,
+        '--metric',
+        'x',
+        '--daily-limit',
+        limit,
+      ];
+      assert.equal((await runCli(args, env)).code, 2, args.join(' '));
+    }
     const service = await startProcess('serve', env);
     const usage = await (
       await fetch(`${service.baseUrl}/core/v1/usage`, { headers: { 'x-api-key': key.key } })
