@@ -9,6 +9,7 @@ import type { Keyring } from './crypto.ts';
 import type { Database } from './db/database.ts';
 import { coreEraser } from './erasure/service.ts';
 import { type SubjectHasher, subjectHasher } from './erasure/subject.ts';
+import { TEST_EVENT_TYPE } from './events/store.ts';
 import { healthService } from './health/service.ts';
 import { type KeyCache, keyCache } from './http/auth.ts';
 import { tokenBuckets } from './http/rate-limit.ts';
@@ -49,7 +50,7 @@ export function createContext(options: {
   const registry = options.registry ?? new CapabilityRegistry();
   registry.register({
     name: 'core',
-    eventTypes: ['core.webhook.test'],
+    eventTypes: [TEST_EVENT_TYPE],
     metrics: ['api_requests', 'events_published', 'webhook_deliveries', 'subjects_erased'],
     eraser: coreEraser,
   });

@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
 import { SUBJECT_TYPES } from '../erasure/subject.ts';
+import { EVENT_TYPE } from '../webhooks/schema.ts';
 
 /** A dotted lowercase event type, such as pay.payment.succeeded. */
 export const EventTypeSchema = Type.String({
   maxLength: 128,
-  pattern: '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$',
+  pattern: `^${EVENT_TYPE}$`,
 });
 
 export const PublishEventBodySchema = Type.Object(

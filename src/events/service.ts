@@ -14,8 +14,6 @@ export interface NewEvent {
   subjects?: Subject[];
 }
 
-export const TEST_EVENT_TYPE = 'core.webhook.test';
-
 export const eventService = (tx: Db, deps: { hashSubject: SubjectHasher }) => {
   const store = eventStore(tx);
   return {

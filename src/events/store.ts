@@ -1,5 +1,8 @@
 import type { Db } from '../db/database.ts';
 
+/** The event type of the test operation, sent to one endpoint only. */
+export const TEST_EVENT_TYPE = 'core.webhook.test';
+
 export const DELIVERIES_CHANNEL = 'platform_deliveries';
 
 /** Endpoints of the project subscribed to a type: active, and listing it or `*`. */
@@ -77,7 +80,7 @@ export const eventStore = (db: Db) => ({
          select id from webhook_endpoints where project_id = $1 and id = $2
        ), event as (
          insert into events (project_id, id, type, data)
-         select $1, $3, 'core.webhook.test', $4 from endpoint
+         select $1, $3, $5, $4 from endpoint
          returning id
        ), queued as (
          insert into deliveries (project_id, event_id, endpoint_id, kind, next_attempt_at, created_at)
@@ -87,7 +90,7 @@ export const eventStore = (db: Db) => ({
        select count(*)::int as queued,
               case when count(*) > 0 then pg_notify('${DELIVERIES_CHANNEL}', '') end
          from queued`,
-      [projectId, endpointId, eventId, JSON.stringify(data)],
+      [projectId, endpointId, eventId, JSON.stringify(data), TEST_EVENT_TYPE],
     );
     return (rows[0]?.queued ?? 0) > 0;
   },

@@ -85,5 +85,3 @@ export function healthService(deps: { config: Config; db: Database; registry: Ca
     ready: () => db.ping(PING_TIMEOUT_MS),
   };
 }
-
-export type HealthService = ReturnType<typeof healthService>;

@@ -1,7 +1,9 @@
 import { Type } from 'typebox';
 import { MAX_URL_LENGTH } from './address-policy.ts';
 
-export const EVENT_TYPE_PATTERN = '^(\\*|[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+)$';
+/** A dotted lowercase event type, such as pay.payment.succeeded (CONTRACT.md). */
+export const EVENT_TYPE = '[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+';
+const EVENT_TYPE_PATTERN = `^(\\*|${EVENT_TYPE})$`;
 
 export const EventTypesSchema = Type.Array(
   Type.String({
