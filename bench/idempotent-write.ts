@@ -18,8 +18,11 @@ import { migrated, seedTenants } from './seed.ts';
 
 const DURATION = 4;
 const ROUNDS = 5;
-// Every project holds at most 20 endpoints: spread the creates over enough projects for every round.
-const PROJECTS = 8000;
+// Every project holds at most 20 endpoints: each run takes keys of its own, each key making 20 creates
+// (as a client reuses its key), enough for 7,500 creates a second.
+const PROJECTS = 20_000;
+const KEYS_PER_RUN = 1500;
+const CREATES_PER_KEY = 20;
 const BODY = JSON.stringify({ url: 'https://93.184.216.34/hook', eventTypes: ['pay.payment.succeeded'] });
 
 export async function idempotentWrite(databaseUrl: string): Promise<BenchResult> {
@@ -32,19 +35,26 @@ export async function idempotentWrite(databaseUrl: string): Promise<BenchResult>
   let failed = 0;
   let total = 0;
   let batch = 0;
+  const replayKeys = keys.slice(0, 200);
+  let cursor = replayKeys.length;
   try {
-    const create = (connections: number) => () =>
-      runLoad<Measure>('http.ts', {
+    const create = (connections: number) => () => {
+      const runKeys = keys.slice(cursor, cursor + KEYS_PER_RUN);
+      cursor += KEYS_PER_RUN;
+      if (runKeys.length < KEYS_PER_RUN) throw new Error('idempotent-write: out of seeded projects');
+      return runLoad<Measure>('http.ts', {
         url: `${service.baseUrl}/core/v1/webhook-endpoints`,
         method: 'POST',
         body: BODY,
         headers: { 'content-type': 'application/json' },
         connections,
         duration: DURATION,
-        keys,
+        keys: runKeys,
+        keyUses: CREATES_PER_KEY,
         idempotency: 'fresh',
         prefix: `w${batch++}`,
       });
+    };
     const insert = (connections: number) => () =>
       runLoad<Measure>('insert-loop.ts', { url: databaseUrl, connections, duration: DURATION });
     for (const connections of [8, 32]) {
@@ -63,7 +73,7 @@ export async function idempotentWrite(databaseUrl: string): Promise<BenchResult>
 
     // Replays: requests whose (key, idempotency-key) was used already, against the list route's rate.
     const used: [string, string][] = [];
-    for (const [i, key] of keys.slice(0, 200).entries()) {
+    for (const [i, key] of replayKeys.entries()) {
       const idempotencyKey = `replay-${i}`;
       const response = await fetch(`${service.baseUrl}/core/v1/webhook-endpoints`, {
         method: 'POST',
@@ -79,7 +89,7 @@ export async function idempotentWrite(databaseUrl: string): Promise<BenchResult>
         url: `${service.baseUrl}/core/v1/webhook-endpoints`,
         connections: 32,
         duration: DURATION,
-        keys: keys.slice(0, 200),
+        keys: replayKeys,
       });
     const replay = () =>
       runLoad<Measure>('http.ts', {

@@ -1,14 +1,22 @@
 // The master keyring (PLATFORM_ENCRYPTION_KEY) and AES-256-GCM sealing of secrets at rest.
 // A sealed value records the id of the key that sealed it, so the master key can be rotated: put the new
 // key first in PLATFORM_ENCRYPTION_KEY and keep the old ones after it until everything is re-sealed.
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createSecretKey,
+  type KeyObject,
+  randomBytes,
+} from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from './config.ts';
 
 export interface MasterKey {
   id: string; // 8 hex characters of the key's SHA-256: names the key without revealing it
-  key: Buffer;
+  /** A KeyObject made once: passing the raw bytes makes node:crypto build one on every seal. */
+  key: KeyObject;
 }
 
 export interface Keyring {
@@ -28,7 +36,7 @@ export function parseKeyring(value: string): Keyring {
       const key = Buffer.from(encoded, 'base64');
       if (key.length !== 32)
         throw new ConfigError('PLATFORM_ENCRYPTION_KEY must hold base64 keys of 32 bytes');
-      return { id: createHash('sha256').update(key).digest('hex').slice(0, 8), key };
+      return { id: createHash('sha256').update(key).digest('hex').slice(0, 8), key: createSecretKey(key) };
     });
   const primary = all[0];
   if (!primary) throw new ConfigError('PLATFORM_ENCRYPTION_KEY is empty');

@@ -92,7 +92,9 @@ describe('metering and daily limits', () => {
         body: { type: 'pay.payment.succeeded', data: {} },
         headers,
       });
-    assert.equal((await publish()).status, 202);
+    const first = idem();
+    const published = await publish(first);
+    assert.equal(published.status, 202);
     assert.equal((await publish()).status, 202);
     const headers = idem();
     const refused = await publish(headers);
@@ -104,6 +106,11 @@ describe('metering and daily limits', () => {
       tenant.projectId,
     ]);
     assert.equal(events.rows[0]?.n, 2, 'the refused publish had no effect');
+    // The claim comes before the operation's checks: a recorded key replays even when the limit is reached.
+    const replayed = await publish(first);
+    assert.equal(replayed.status, 202, replayed.text);
+    assert.equal(replayed.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(replayed.body, published.body);
     const report = (await service.request('GET', '/core/v1/usage', { key: tenant.key })).body;
     assert.equal(
       report.data.find((d: { metric: string }) => d.metric === 'events_published').count,

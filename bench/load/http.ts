@@ -1,6 +1,8 @@
 // HTTP load with autocannon, in a process of its own. Config (JSON in argv[2]): url, method, body,
-// headers, connections, duration; `keys` rotates x-api-key per request; `idempotency` = "fresh" gives
-// every request a new idempotency-key, or a list of [apiKey, idempotencyKey] pairs replays used ones.
+// headers, connections, duration; `keys` rotates x-api-key per request (with `keyUses`, each key serves
+// that many requests, cycling through windows of 64 keys, as a client reuses its key); `idempotency` =
+// "fresh" gives every request a new idempotency-key, or a list of [apiKey, idempotencyKey] pairs replays
+// used ones.
 import { readFileSync } from 'node:fs';
 import autocannon, { type Request } from 'autocannon';
 
@@ -12,12 +14,19 @@ interface Config {
   connections: number;
   duration: number;
   keys?: string[];
+  keyUses?: number;
   idempotency?: 'fresh' | [string, string][];
   prefix?: string;
 }
 
 const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as Config;
 let i = 0;
+const WINDOW = 64;
+const keyOf = (keys: string[], n: number) => {
+  const uses = config.keyUses ?? 1;
+  const index = Math.floor(n / (WINDOW * uses)) * WINDOW + (n % WINDOW);
+  return keys[(uses === 1 ? n : index) % keys.length] as string;
+};
 const perRequest = config.keys || config.idempotency;
 
 const result = await autocannon({
@@ -42,7 +51,7 @@ const result = await autocannon({
                 headers['x-api-key'] = apiKey;
                 headers['idempotency-key'] = idempotencyKey;
               } else {
-                if (config.keys) headers['x-api-key'] = config.keys[n % config.keys.length] as string;
+                if (config.keys) headers['x-api-key'] = keyOf(config.keys, n);
                 if (config.idempotency === 'fresh')
                   headers['idempotency-key'] = `${config.prefix ?? 'b'}-${n}`;
               }

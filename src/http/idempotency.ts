@@ -4,6 +4,8 @@
 //
 // One transaction per request: take the key's advisory lock without waiting (held → 409), read the key's
 // record (same request → replay; other request → 422), run the handler, record its status and body, commit.
+// The claim is sent with the handler's first statement (see operate): the handler may run up to its first
+// statement before the claim decides, so handlers do nothing outside request.tx that outlives a refusal.
 // The effect and its record commit together or not at all; a 5xx, a crash or a lost connection rolls both
 // back, which releases the key at once. A process that hangs inside its transaction is cut off by
 // PostgreSQL after 60 s (idle_in_transaction_session_timeout, set on the pool), which releases it too.
@@ -13,9 +15,10 @@ import type pg from 'pg';
 import type { Clock } from '../clock.ts';
 import { type Keyring, seal as sealValue, unseal } from '../crypto.ts';
 import type { Database, Db } from '../db/database.ts';
+import { inline } from '../db/inline.ts';
 import {
-  beginAndClaim,
-  claimed,
+  claimRefusal,
+  claimStatement,
   idempotencyStore,
   type Recorded,
   RecordedMeanwhile,
@@ -85,6 +88,12 @@ type Outcome =
   | { kind: 'busy' }
   | { kind: 'recorded'; fingerprint: Buffer; status: number; body: unknown }
   | { kind: 'done'; status: number; body: unknown };
+
+/**
+ * Thrown into the handler when its first statement's claim is refused; the refusal is the outcome. One
+ * instance serves every refusal: a replay should not pay for capturing a stack trace.
+ */
+const CLAIM_REFUSED = new Error('the idempotency claim was refused');
 
 /** Carries a domain error out of the transaction, so the transaction rolls back before it is recorded. */
 class DomainRefusal extends Error {
@@ -202,8 +211,9 @@ export function registerIdempotency(
   }
 
   /**
-   * One request's transaction on the hot path, in as few round trips as the work allows: BEGIN with the
-   * claim, the operation's own statements, the record with COMMIT (see beginAndClaim, recordAndCommit).
+   * One request's transaction on the hot path, in two round trips: the claim and BEGIN travel with the
+   * operation's first statement, and the record with COMMIT. A refused claim stops its query string before
+   * BEGIN (an implicit transaction, rolled back at once), so a replay or a 409 costs one round trip.
    */
   async function operate(
     projectId: string,
@@ -213,22 +223,60 @@ export function registerIdempotency(
     statusOf: () => number,
   ): Promise<Outcome> {
     const client = await db.pool.connect();
+    const claim = claimStatement(projectId, key, clock.now());
     const callbacks: (() => void)[] = [];
-    let open = false;
+    let claiming: Promise<unknown> | null = null; // the first query, which carries the claim
+    let refused: Outcome | null = null;
+    let open = false; // a transaction may be open on the client
     let broken = false;
-    try {
+
+    /** Sends statements behind the claim and BEGIN; resolves with the last statement's result. */
+    const claimThen = async (statements: string) => {
       open = true;
-      const results = (await client.query(
-        beginAndClaim(projectId, key, clock.now()),
-      )) as unknown as pg.QueryResult[];
-      const claim = claimed(results[1]?.rows[0]);
-      if (!claim.locked) return { kind: 'busy' };
-      if (claim.record) return records.open(claim.record);
-      const body = await run(client, (callback) => callbacks.push(callback));
-      const status = statusOf();
       try {
-        await client.query(recordAndCommit(projectId, key, records.seal(status, body), clock.now()));
+        const results = (await client.query(`${claim}; begin; ${statements}`)) as unknown as pg.QueryResult[];
+        return results[2] as pg.QueryResult;
       } catch (error) {
+        const refusal = claimRefusal(error);
+        if (!refusal) throw error;
+        open = false;
+        refused = refusal === 'busy' ? { kind: 'busy' } : records.open(refusal);
+        throw CLAIM_REFUSED;
+      }
+    };
+    // The handler's statements: the first goes behind the claim; the others wait for it, so none runs
+    // outside the transaction if the claim is refused.
+    const tx: Db = {
+      query: ((statement: string | pg.QueryConfig, values?: unknown[]) => {
+        const config = typeof statement === 'string' ? { text: statement, values } : statement;
+        if (claiming) return claiming.then(() => client.query(config));
+        const first = claimThen(inline(config));
+        claiming = first;
+        return first;
+      }) as Db['query'],
+    };
+
+    try {
+      let body: unknown;
+      try {
+        body = await run(tx, (callback) => callbacks.push(callback));
+      } catch (error) {
+        if (refused) return refused;
+        // The handler failed before its first statement: the claim still comes first (a replay of a
+        // recorded key wins over, say, today's limit). A domain refusal is recorded under a claim anyway.
+        if (!claiming && !(error instanceof DomainRefusal)) {
+          const refusal = await client.query(claim).then(() => undefined, claimRefusal);
+          if (refusal) return refusal === 'busy' ? { kind: 'busy' } : records.open(refusal);
+        }
+        throw error;
+      }
+      if (refused) return refused; // the handler swallowed the refusal
+      const status = statusOf();
+      const record = recordAndCommit(projectId, key, records.seal(status, body), clock.now());
+      try {
+        await (claiming ? client.query(record) : claimThen(record));
+      } catch (error) {
+        if (refused) return refused;
         if ((error as { code?: string }).code === '23505') throw new RecordedMeanwhile();
         throw error;
       }

@@ -1,5 +1,5 @@
-import pg from 'pg';
 import type { Db } from '../db/database.ts';
+import { inline, literal } from '../db/inline.ts';
 
 export interface Recorded {
   fingerprint: Buffer;
@@ -77,26 +77,27 @@ export const idempotencyStore = (db: Db) => ({
 
 export class RecordedMeanwhile extends Error {}
 
-// The hot path sends its transaction's first and last statements together with BEGIN and COMMIT, as
-// simple-protocol queries: two round trips fewer on every idempotent write (each round trip is a socket
-// write and a wake-up on both sides). Those statements carry their values as literals: ids and times are
-// ours, the key is escaped by pg's escapeLiteral, bytes go in as hex.
-const literal = (value: string) => pg.escapeLiteral(value);
-const bytes = (value: Buffer) => `'\\x${value.toString('hex')}'::bytea`;
-const lockOf = (projectId: string, key: string) => `hashtextextended(${literal(`${projectId}/${key}`)}, 0)`;
+// The hot path (src/http/idempotency.ts) sends the claim in one query string with BEGIN and the
+// operation's first statement, and the record in one with COMMIT: the claim, the operation and the record
+// take two round trips, and a replay one. These statements carry their values as literals (see inline.ts).
 
-/**
- * BEGIN, then the claim: the key's advisory lock without waiting, an expired record of the key deleted
- * (so that recording is a plain insert), and the live record if there is one.
- */
-export function beginAndClaim(projectId: string, key: string, now: Date): string {
-  const where = `k.project_id = ${literal(projectId)}::uuid and k.key = ${literal(key)}`;
-  const cutoff = `${literal(new Date(now.getTime() - RETENTION_MS).toISOString())}::timestamptz`;
-  return `begin;
-    with l as (select pg_try_advisory_xact_lock(${lockOf(projectId, key)}) as locked),
-    expired as (delete from idempotency_keys k using l where l.locked and ${where} and k.created_at <= ${cutoff})
-    select l.locked, k.fingerprint, k.status, k.sealed_body
-      from l left join idempotency_keys k on l.locked and ${where} and k.created_at > ${cutoff}`;
+/** The claim as one call of idempotency_claim (migration 0006), which raises to refuse. */
+export function claimStatement(projectId: string, key: string, now: Date): string {
+  const cutoff = new Date(now.getTime() - RETENTION_MS);
+  return `select idempotency_claim(${literal(projectId)}, ${literal(key)}, ${literal(cutoff)})`;
+}
+
+/** What a refused claim says: another transaction holds the key, or the key's live record. */
+export function claimRefusal(error: unknown): 'busy' | Recorded | undefined {
+  const { code, detail } = error as { code?: string; detail?: string };
+  if (code === 'PCBSY') return 'busy';
+  if (code !== 'PCREC' || detail === undefined) return undefined;
+  const [status = '', fingerprint = '', sealedBody = ''] = detail.split(' ');
+  return {
+    status: Number(status),
+    fingerprint: Buffer.from(fingerprint, 'hex'),
+    sealedBody: sealedBody === '' ? null : Buffer.from(sealedBody, 'hex'),
+  };
 }
 
 /**
@@ -104,23 +105,10 @@ export function beginAndClaim(projectId: string, key: string, now: Date): string
  * which aborts the transaction before its COMMIT runs: the unique index decides.
  */
 export function recordAndCommit(projectId: string, key: string, outcome: Recorded, now: Date): string {
-  const body = outcome.sealedBody ? bytes(outcome.sealedBody) : 'null';
-  return `insert into idempotency_keys (project_id, key, fingerprint, status, sealed_body, created_at)
-    values (${literal(projectId)}, ${literal(key)}, ${bytes(outcome.fingerprint)}, ${Math.trunc(outcome.status)}, ${body},
-            ${literal(now.toISOString())}::timestamptz);
+  return `${inline({
+    text: `insert into idempotency_keys (project_id, key, fingerprint, status, sealed_body, created_at)
+           values ($1, $2, $3, $4, $5, $6)`,
+    values: [projectId, key, outcome.fingerprint, outcome.status, outcome.sealedBody, now],
+  })};
     commit`;
-}
-
-/** What the claim found, from its row. */
-export function claimed(
-  row:
-    | { locked: boolean; fingerprint: Buffer | null; status: number | null; sealed_body: Buffer | null }
-    | undefined,
-) {
-  if (!row?.locked) return { locked: false as const };
-  if (row.status === null || row.fingerprint === null) return { locked: true as const };
-  return {
-    locked: true as const,
-    record: { fingerprint: row.fingerprint, status: row.status, sealedBody: row.sealed_body },
-  };
 }
