@@ -1,6 +1,7 @@
 // delivery-latency: events published at 100, 500, 1,000 and 2,000 a second (open loop); the time from the
 // publishing call's answer to the receiver's arrival, on one clock. p50, p99, max, and the knee: the
-// highest rate whose p99 stays under 100 ms. Targets are absolute: p50 ≤ 5 ms, p99 ≤ 25 ms at 500/s,
+// highest rate the service sustains (answers at ≥ 95 % of it) with p99 under 100 ms. The service runs as
+// one `serve` and one `worker` process, as a deployment would, so API and worker each have an event loop. Targets are absolute: p50 ≤ 5 ms, p99 ≤ 25 ms at 500/s,
 // knee ≥ 1,000/s.
 import type { BenchResult, Figure } from './lib.ts';
 import { platformEnv, runLoad, startPlatform } from './lib.ts';
@@ -24,10 +25,9 @@ export async function deliveryLatency(databaseUrl: string): Promise<BenchResult>
   await migrated(databaseUrl);
   const [tenant] = await seedTenants(databaseUrl, 1, 'lat');
   if (!tenant) throw new Error('no tenant');
-  const service = await startPlatform(
-    'start',
-    platformEnv(databaseUrl, { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1' }),
-  );
+  const env = platformEnv(databaseUrl, { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1' });
+  const service = await startPlatform('serve', env);
+  const worker = await startPlatform('worker', env);
   try {
     // A warm-up pass, then the measured one.
     await runLoad<Step[]>('latency.ts', {
@@ -42,7 +42,13 @@ export async function deliveryLatency(databaseUrl: string): Promise<BenchResult>
       rates: RATES,
       seconds: SECONDS,
     });
-    const knee = Math.max(0, ...steps.filter((s) => s.p99 < 100 && s.lost === 0).map((s) => s.rate));
+    // A rate counts only if the service took the events at that rate (a backlog of unanswered publishes
+    // would hide in the publisher, outside the measured latency).
+    const sustained = (s: Step) => s.achieved >= 0.95 * s.rate;
+    const knee = Math.max(
+      0,
+      ...steps.filter((s) => s.p99 < 100 && s.lost === 0 && sustained(s)).map((s) => s.rate),
+    );
     const at500 = steps.find((s) => s.rate === 500);
     const figures: Figure[] = steps.map((s) => ({
       name: `${s.rate} events/s (achieved ${Math.round(s.achieved)}/s)`,
@@ -76,6 +82,7 @@ export async function deliveryLatency(databaseUrl: string): Promise<BenchResult>
       },
     };
   } finally {
+    await worker.stop();
     await service.stop();
   }
 }
