@@ -1,6 +1,7 @@
 // A statement with its values written in as literals, so that it can share one simple-protocol query
 // (one round trip) with others. Values are converted exactly as pg converts query parameters, and are left
-// untyped ('…'), as parameters are, so PostgreSQL infers their types from where they stand.
+// untyped ('…'), as parameters are, so PostgreSQL infers their types from where they stand. Every `$n` of
+// the text is a parameter: a statement passed here must not hold `$n` inside a quoted literal of its own.
 import pg from 'pg';
 import { prepareValue } from 'pg/lib/utils.js';
 
