@@ -240,7 +240,7 @@ export function registerIdempotency(
         const refusal = claimRefusal(error);
         if (!refusal) throw error;
         open = false;
-        refused = refusal === 'busy' ? { kind: 'busy' } : records.open(refusal);
+        refused = records.refusal(refusal);
         throw CLAIM_REFUSED;
       }
     };
@@ -266,7 +266,7 @@ export function registerIdempotency(
         // recorded key wins over, say, today's limit). A domain refusal is recorded under a claim anyway.
         if (!claiming && !(error instanceof DomainRefusal)) {
           const refusal = await client.query(claim).then(() => undefined, claimRefusal);
-          if (refusal) return refusal === 'busy' ? { kind: 'busy' } : records.open(refusal);
+          if (refusal) return records.refusal(refusal);
         }
         throw error;
       }
@@ -303,16 +303,19 @@ export function registerIdempotency(
           ? null
           : sealValue(keyring, Buffer.from(JSON.stringify(body)), context),
     });
+    const open = (found: Recorded): Outcome => ({
+      kind: 'recorded',
+      fingerprint: found.fingerprint,
+      status: found.status,
+      body: found.sealedBody ? JSON.parse(unseal(keyring, found.sealedBody, context).toString()) : null,
+    });
     return {
       seal,
       write: (tx: Db, status: number, body: unknown) =>
         idempotencyStore(tx).record(projectId, key, seal(status, body), clock.now()),
-      open: (found: Recorded): Outcome => ({
-        kind: 'recorded',
-        fingerprint: found.fingerprint,
-        status: found.status,
-        body: found.sealedBody ? JSON.parse(unseal(keyring, found.sealedBody, context).toString()) : null,
-      }),
+      open,
+      /** The outcome of a refused claim: busy, or the key's record. */
+      refusal: (found: 'busy' | Recorded): Outcome => (found === 'busy' ? { kind: 'busy' } : open(found)),
     };
   }
 }
