@@ -1,8 +1,8 @@
 // delivery-latency: events published at 100, 500, 1,000 and 2,000 a second (open loop); the time from the
 // publishing call's answer to the receiver's arrival, on one clock. p50, p99, max, and the knee: the
 // highest rate the service sustains (answers at ≥ 95 % of it) with p99 under 100 ms. The service runs as
-// one `serve` and one `worker` process, as a deployment would, so API and worker each have an event loop. Targets are absolute: p50 ≤ 5 ms, p99 ≤ 25 ms at 500/s,
-// knee ≥ 1,000/s.
+// one `serve` and one `worker` process, as a deployment would, so API and worker each have an event loop.
+// Targets are absolute: p50 ≤ 5 ms, p99 ≤ 25 ms at 500/s, knee ≥ 1,000/s.
 import type { BenchResult, Figure } from './lib.ts';
 import { platformEnv, runLoad, startPlatform } from './lib.ts';
 import { migrated, seedTenants } from './seed.ts';
