@@ -84,11 +84,18 @@ describe('webhook deliveries', () => {
     const tenant = await service.tenant();
     const receiver = await startReceiver();
     const { id, secret: first } = await endpoint(tenant, receiver.url);
+    // A delivery before the rotation: the worker keeps signing keys, and must notice each change.
+    await publish(tenant, 'pay.payment.succeeded');
+    await receiver.waitFor(1);
+    const before = receiver.received[0]!;
+    assert.equal((before.headers as Record<string, string>)['webhook-signature']?.split(' ').length, 1);
+    new Webhook(first).verify(before.body, before.headers as Record<string, string>);
+
     const rotated = (await post(tenant, `/core/v1/webhook-endpoints/${id}/rotate-secret`)).body
       .secret as string;
     await publish(tenant, 'pay.payment.succeeded');
-    await receiver.waitFor(1);
-    const during = receiver.received[0]!;
+    await receiver.waitFor(2);
+    const during = receiver.received[1]!;
     const headers = during.headers as Record<string, string>;
     assert.equal(headers['webhook-signature']?.split(' ').length, 2);
     new Webhook(rotated).verify(during.body, headers);
@@ -97,8 +104,8 @@ describe('webhook deliveries', () => {
 
     await post(tenant, `/core/v1/webhook-endpoints/${id}/retire-previous-secret`);
     await publish(tenant, 'pay.payment.succeeded');
-    await receiver.waitFor(2);
-    const after = receiver.received[1]!;
+    await receiver.waitFor(3);
+    const after = receiver.received[2]!;
     const afterHeaders = after.headers as Record<string, string>;
     assert.equal(afterHeaders['webhook-signature']?.split(' ').length, 1);
     new Webhook(rotated).verify(after.body, afterHeaders);

@@ -2,9 +2,11 @@
 // transaction), and records each attempt with the delivery's next state, in batches too.
 //
 // Flow control: at most `concurrency` sends in flight, at most `perEndpoint` of them to one endpoint, so a
-// slow or dead receiver cannot take every slot from the healthy ones; endpoints at their cap are left out
-// of the next claim. Woken at once by NOTIFY (other processes) or an in-process signal (same process),
-// with a poll as the backstop. A crash loses nothing: unfinished leases expire and are claimed again.
+// slow or dead receiver cannot take every slot from the healthy ones. An endpoint whose held deliveries
+// (sending and waiting) reach twice its cap is left out of claims; one that drops below that is claimed
+// for again while it still has a cap's worth in flight, so its queue does not run dry during the claim.
+// Woken at once by NOTIFY (other processes) or an in-process signal (same process), with a poll as the
+// backstop. A crash loses nothing: unfinished leases expire and are claimed again.
 import { randomUUID } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
@@ -15,9 +17,8 @@ import type { Database } from '../db/database.ts';
 import { DELIVERIES_CHANNEL } from '../events/store.ts';
 import type { Meter } from '../usage/meter.ts';
 import type { Resolver } from '../webhooks/address-policy.ts';
-import { signingKeys } from '../webhooks/service.ts';
 import { createSender, type SendResult } from './sender.ts';
-import { signatureHeader } from './signing.ts';
+import { signatureHeader, signingKeyCache } from './signing.ts';
 import { type ClaimedDelivery, type Completion, deliveryStore } from './store.ts';
 
 const HEARTBEAT_MS = 10_000;
@@ -43,15 +44,20 @@ export class DeliveryWorker {
   private readonly deps: WorkerDeps;
   private readonly store: ReturnType<typeof deliveryStore>;
   private readonly sender: ReturnType<typeof createSender>;
+  private readonly signingKeys: ReturnType<typeof signingKeyCache>;
   private readonly maxAttempts: number;
   private readonly leaseSeconds: number;
   private readonly concurrency: number;
   private readonly perEndpoint: number;
+  /** held deliveries (sending and waiting) at which an endpoint is left out of claims */
+  private readonly heldPerEndpoint: number;
 
   private running = false;
   private filling = false;
   private fillAgain = false;
   private inFlight = 0;
+  /** the last claim was full: more deliveries may be due than it took */
+  private backlog = false;
   /** sends in flight and claimed-but-waiting, per endpoint */
   private readonly load = new Map<string, number>();
   private readonly waiting = new Map<string, { delivery: ClaimedDelivery; token: string }[]>();
@@ -66,6 +72,7 @@ export class DeliveryWorker {
   constructor(deps: WorkerDeps) {
     this.deps = deps;
     this.store = deliveryStore(deps.db);
+    this.signingKeys = signingKeyCache(deps.keyring);
     const { config } = deps;
     this.sender = createSender({
       allowPrivate: config.webhookAllowPrivate,
@@ -79,6 +86,7 @@ export class DeliveryWorker {
     this.leaseSeconds = Math.max(10, Math.ceil((4 * config.deliveryTimeoutMs) / 1000));
     this.concurrency = config.workerConcurrency;
     this.perEndpoint = Math.max(1, Math.floor(config.workerConcurrency / 4));
+    this.heldPerEndpoint = 2 * this.perEndpoint;
   }
 
   async start(): Promise<void> {
@@ -117,14 +125,14 @@ export class DeliveryWorker {
         const room = this.concurrency - this.inFlight - this.waitingCount();
         if (room <= 0) break;
         const saturated = [...this.load]
-          .filter(([, n]) => n >= this.perEndpoint)
+          .filter(([, n]) => n >= this.heldPerEndpoint)
           .map(([endpoint]) => endpoint);
         const limit = Math.min(room, CLAIM_BATCH);
         const token = randomUUID();
         const batch = await this.store.claim(limit, this.leaseSeconds, token, saturated);
         for (const delivery of batch) this.enqueue(delivery, token);
-        if (batch.length === limit) this.fillAgain = true; // there may be more
-      } while (this.fillAgain && this.running);
+        this.backlog = batch.length === limit;
+      } while (this.running && (this.fillAgain || this.roomToClaim()));
     } catch (error) {
       this.deps.log.warn({ err: error }, 'claiming deliveries failed; the next poll retries');
     } finally {
@@ -144,7 +152,11 @@ export class DeliveryWorker {
     this.load.set(endpoint, load + 1);
     const sending = load - (this.waiting.get(endpoint)?.length ?? 0);
     if (sending < this.perEndpoint) void this.run(delivery, token);
-    else this.waiting.set(endpoint, [...(this.waiting.get(endpoint) ?? []), { delivery, token }]);
+    else {
+      const queue = this.waiting.get(endpoint);
+      if (queue) queue.push({ delivery, token });
+      else this.waiting.set(endpoint, [{ delivery, token }]);
+    }
   }
 
   private async run(delivery: ClaimedDelivery, token: string) {
@@ -167,8 +179,26 @@ export class DeliveryWorker {
       if (this.waiting.get(endpoint)?.length === 0) this.waiting.delete(endpoint);
       if (next && this.running) void this.run(next.delivery, next.token);
       if (this.inFlight === 0) this.idle?.();
-      this.wake();
+      // Claim again when something new may be claimable (this endpoint is no longer left out, or nothing
+      // is in flight), or when the room is worth a claim; a claim under way checks the room when it ends.
+      if (left === this.heldPerEndpoint - 1 || this.inFlight === 0) this.wake();
+      else if (!this.filling && this.roomToClaim()) this.wake();
     }
+  }
+
+  /**
+   * Whether free slots are worth a claim: the last claim was full (more may be due), a quarter of the
+   * slots are free (not one row at a time), and some endpoint we hold work for is not left out. A claim
+   * leaves out endpoints holding their mark, so with only theirs due it would walk the whole due index to
+   * find nothing. Other endpoints' deliveries are found by the wake-ups (NOTIFY, an endpoint dropping
+   * below its mark) and the poll.
+   */
+  private roomToClaim(): boolean {
+    if (!this.backlog) return false;
+    const room = this.concurrency - this.inFlight - this.waitingCount();
+    if (room < Math.max(1, Math.floor(this.concurrency / 4))) return false;
+    for (const load of this.load.values()) if (load < this.heldPerEndpoint) return true;
+    return this.load.size === 0;
   }
 
   /** One attempt: sign, send, and decide the delivery's next state. */
@@ -180,12 +210,7 @@ export class DeliveryWorker {
     // {"id","type","timestamp","data"}: the stored payload goes in as the text PostgreSQL gave.
     const body = `{"id":${JSON.stringify(delivery.event_id)},"type":${JSON.stringify(delivery.type)},"timestamp":"${delivery.event_created_at.toISOString()}","data":${delivery.data}}`;
     const timestamp = Math.floor(Date.now() / 1000);
-    const secrets = signingKeys(
-      this.deps.keyring,
-      delivery.endpoint_id,
-      delivery.active_secret,
-      delivery.previous_secret,
-    );
+    const secrets = this.signingKeys(delivery.endpoint_id, delivery.active_secret, delivery.previous_secret);
     const startedAt = new Date();
     const result = await this.sender.send(
       delivery.url,
