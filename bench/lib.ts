@@ -89,8 +89,13 @@ export interface Child {
 }
 
 /** Runs `node script args` with the pinned Node, the given environment added. */
-export function spawnNode(script: string, args: string[], env: Record<string, string> = {}): Child {
-  const child = spawn(process.execPath, [script, ...args], {
+export function spawnNode(
+  script: string,
+  args: string[],
+  env: Record<string, string> = {},
+  nodeFlags: string[] = [],
+): Child {
+  const child = spawn(process.execPath, [...nodeFlags, script, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -152,7 +157,8 @@ export function platformEnv(databaseUrl: string, extra: Record<string, string> =
 }
 
 export async function startPlatform(command: 'start' | 'serve' | 'worker', env: Record<string, string>) {
-  const process = spawnNode(MAIN, [command], env);
+  // As bin/platform.js and `npm start` run it.
+  const process = spawnNode(MAIN, [command], env, ['--max-semi-space-size=8']);
   const baseUrl =
     command === 'worker' ? '' : await process.waitFor(/platform-core listening on (http:\/\/[^"\s]+)/);
   if (command === 'worker') await process.waitFor(/delivery worker \S+ running/);

@@ -190,22 +190,28 @@ export function registerIdempotency(
       return send(reply, outcome.status, outcome.body);
 
       /** A domain 4xx is recorded too, in a transaction of its own since the operation's was rolled back. */
-      function recordRefusal(refusal: PlatformError): Promise<Outcome> {
+      async function recordRefusal(refusal: PlatformError): Promise<Outcome> {
         const body = problemBody(refusal, request.id);
-        return db.transaction(async (tx): Promise<Outcome> => {
-          const claim = await idempotencyStore(tx).claim(projectId, key, clock.now());
-          if (!claim.locked) return { kind: 'busy' };
-          if (claim.record) return records.open(claim.record);
-          for (const [name, value] of Object.entries(refusal.options.headers ?? {}))
-            reply.header(name, value);
-          await records.write(tx, refusal.status, body);
-          return { kind: 'done', status: refusal.status, body };
-        });
+        try {
+          await db.transaction(async (tx) => {
+            await idempotencyStore(tx).claim(projectId, key, clock.now());
+            await records.write(tx, refusal.status, body);
+          });
+        } catch (error) {
+          return records.refusal(refusalOf(error));
+        }
+        for (const [name, value] of Object.entries(refusal.options.headers ?? {})) reply.header(name, value);
+        return { kind: 'done', status: refusal.status, body };
       }
 
+      /** After losing a race to record: the record that won (or busy, if it has gone again). */
       async function readRecord(): Promise<Outcome> {
-        const claim = await idempotencyStore(db).claim(projectId, key, clock.now());
-        return claim.record ? records.open(claim.record) : { kind: 'busy' };
+        try {
+          await idempotencyStore(db).claim(projectId, key, clock.now());
+          return { kind: 'busy' };
+        } catch (error) {
+          return records.refusal(refusalOf(error));
+        }
       }
     };
   }
@@ -318,6 +324,13 @@ export function registerIdempotency(
       refusal: (found: 'busy' | Recorded): Outcome => (found === 'busy' ? { kind: 'busy' } : open(found)),
     };
   }
+}
+
+/** The refusal a failed claim carries; any other error goes on. */
+function refusalOf(error: unknown): 'busy' | Recorded {
+  const found = claimRefusal(error);
+  if (!found) throw error;
+  return found;
 }
 
 function send(reply: FastifyReply, status: number, body: unknown) {

@@ -12,30 +12,11 @@ export const RETENTION_MS = 24 * 60 * 60 * 1000;
 
 export const idempotencyStore = (db: Db) => ({
   /**
-   * Takes the key's transaction-scoped advisory lock without waiting, and reads the key's live record.
-   * `locked: false` means another transaction holds the key: its request is still being processed.
+   * Claims the key in db's transaction, as the hot path does (claimStatement). A refusal is an error:
+   * claimRefusal tells another transaction holding the key from a live record.
    */
-  async claim(projectId: string, key: string, now: Date): Promise<{ locked: boolean; record?: Recorded }> {
-    const { rows } = await db.query<{
-      locked: boolean;
-      fingerprint: Buffer;
-      status: number | null;
-      sealed_body: Buffer | null;
-    }>({
-      name: 'idempotency-claim',
-      text: `select l.locked, k.fingerprint, k.status, k.sealed_body
-               from (select pg_try_advisory_xact_lock(hashtextextended($1::uuid::text || '/' || $2::text, 0)) as locked) l
-               left join idempotency_keys k
-                 on l.locked and k.project_id = $1::uuid and k.key = $2::text and k.created_at > $3`,
-      values: [projectId, key, new Date(now.getTime() - RETENTION_MS)],
-    });
-    const row = rows[0];
-    if (!row?.locked) return { locked: false };
-    if (row.status === null) return { locked: true };
-    return {
-      locked: true,
-      record: { fingerprint: row.fingerprint, status: row.status, sealedBody: row.sealed_body },
-    };
+  async claim(projectId: string, key: string, now: Date): Promise<void> {
+    await db.query(claimStatement(projectId, key, now));
   },
 
   /** Records the outcome; an expired record of the same key is replaced. */
