@@ -1,13 +1,42 @@
-// A statement with its values written in as literals, so that it can share one simple-protocol query
+// Statements with their values written in as literals, so that they can share one simple-protocol query
 // (one round trip) with others. Values are converted exactly as pg converts query parameters, and are left
-// untyped ('…'), as parameters are, so PostgreSQL infers their types from where they stand. Every `$n` of
-// the text is a parameter: a statement passed here must not hold `$n` inside a quoted literal of its own.
+// untyped ('…'), as parameters are, so PostgreSQL infers their types from where they stand.
 import pg from 'pg';
 import { prepareValue } from 'pg/lib/utils.js';
 
+/**
+ * The statement with every `$n` replaced by its value: parsed and planned by PostgreSQL on every call. A
+ * statement passed here must not hold `$n` inside a quoted literal of its own.
+ */
 export function inline(config: pg.QueryConfig): string {
   const values = config.values ?? [];
   return config.text.replace(/\$(\d+)/g, (_, n: string) => literal(values[Number(n) - 1]));
+}
+
+/** Named statements prepared with SQL PREPARE on each connection; they live as long as it does. */
+const preparedOn = new WeakMap<pg.ClientBase, Set<string>>();
+
+/**
+ * A named statement as an EXECUTE of a statement prepared on this connection, with its values as
+ * literals: it shares a query string as `inline` does, but PostgreSQL plans it once per connection rather
+ * than on every call (a planned publish cost as much as its execution). The first use on a connection
+ * prepares it, in a round trip of its own. Unnamed statements are inlined.
+ */
+export async function executable(client: pg.ClientBase, config: pg.QueryConfig): Promise<string> {
+  if (!config.name) return inline(config);
+  // Apart from pg's own protocol-level statements, which share the connection's namespace.
+  const name = pg.escapeIdentifier(`inline:${config.name}`);
+  let prepared = preparedOn.get(client);
+  if (!prepared) {
+    prepared = new Set();
+    preparedOn.set(client, prepared);
+  }
+  if (!prepared.has(name)) {
+    await client.query(`prepare ${name} as ${config.text}`);
+    prepared.add(name);
+  }
+  const values = config.values ?? [];
+  return values.length ? `execute ${name}(${values.map(literal).join(', ')})` : `execute ${name}`;
 }
 
 export function literal(value: unknown): string {

@@ -39,8 +39,9 @@ export const deliveryStore = (db: Db) => ({
    * the send needs (event, endpoint address, sealed secrets) joined in.
    */
   async claim(limit: number, leaseSeconds: number, leaseToken: string, saturatedEndpoints: string[]) {
-    const { rows } = await db.query<ClaimedDelivery>(
-      `with due as (
+    const { rows } = await db.query<ClaimedDelivery>({
+      name: 'delivery-claim',
+      text: `with due as (
          select project_id, id from deliveries
           where state = 'pending' and next_attempt_at <= now()
             and (lease_until is null or lease_until < now())
@@ -59,8 +60,8 @@ export const deliveryStore = (db: Db) => ({
          from claimed c
          join events e on e.project_id = c.project_id and e.id = c.event_id
          left join webhook_endpoints w on w.project_id = c.project_id and w.id = c.endpoint_id`,
-      [limit, leaseSeconds, leaseToken, saturatedEndpoints],
-    );
+      values: [limit, leaseSeconds, leaseToken, saturatedEndpoints],
+    });
     return rows;
   },
 
@@ -71,8 +72,9 @@ export const deliveryStore = (db: Db) => ({
   async complete(batch: Completion[]) {
     if (batch.length === 0) return;
     const column = <K extends keyof Completion>(key: K) => batch.map((c) => c[key]);
-    await db.query(
-      `with r as (
+    await db.query({
+      name: 'delivery-complete',
+      text: `with r as (
          select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::float8[], $6::timestamptz[],
                               $7::int[], $8::int[], $9::text[], $10::bool[], $11::text[])
            as r(project_id, id, lease_token, state, retry_in, started_at, duration_ms, status_code, error,
@@ -96,7 +98,7 @@ export const deliveryStore = (db: Db) => ({
               (project_id, delivery_id, attempt, started_at, duration_ms, status_code, error, succeeded, response_body)
        select project_id, id, attempts, started_at, duration_ms, status_code, error, succeeded, response_body
          from updated`,
-      [
+      values: [
         column('projectId'),
         column('id'),
         column('leaseToken'),
@@ -109,7 +111,7 @@ export const deliveryStore = (db: Db) => ({
         column('succeeded'),
         column('responseBody'),
       ],
-    );
+    });
   },
 
   /** Pending deliveries that cannot be sent (their endpoint is gone) are cancelled. */

@@ -20,8 +20,9 @@ export const eventStore = (db: Db) => ({
     data: unknown;
     subjectHmacs: Buffer[];
   }) {
-    const { rows } = await db.query<{ deliveries: number }>(
-      `with event as (
+    const { rows } = await db.query<{ deliveries: number }>({
+      name: 'event-insert',
+      text: `with event as (
          insert into events (project_id, id, type, data) values ($1, $2, $3, $4) returning id
        ), tags as (
          insert into event_subjects (project_id, subject_hmac, event_id)
@@ -36,8 +37,8 @@ export const eventStore = (db: Db) => ({
        select count(*)::int as deliveries,
               case when count(*) > 0 then pg_notify('${DELIVERIES_CHANNEL}', '') end
          from queued`,
-      [event.projectId, event.id, event.type, JSON.stringify(event.data), event.subjectHmacs],
-    );
+      values: [event.projectId, event.id, event.type, JSON.stringify(event.data), event.subjectHmacs],
+    });
     return rows[0]?.deliveries ?? 0;
   },
 

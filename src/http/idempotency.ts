@@ -15,14 +15,14 @@ import type pg from 'pg';
 import type { Clock } from '../clock.ts';
 import { type Keyring, seal as sealValue, unseal } from '../crypto.ts';
 import type { Database, Db } from '../db/database.ts';
-import { inline } from '../db/inline.ts';
+import { executable } from '../db/inline.ts';
 import {
+  claimQuery,
   claimRefusal,
-  claimStatement,
   idempotencyStore,
   type Recorded,
   RecordedMeanwhile,
-  recordAndCommit,
+  recordQuery,
 } from '../idempotency/store.ts';
 import { principalOf } from './auth.ts';
 import { PlatformError, problemBody } from './errors.ts';
@@ -220,6 +220,7 @@ export function registerIdempotency(
    * One request's transaction on the hot path, in two round trips: the claim and BEGIN travel with the
    * operation's first statement, and the record with COMMIT. A refused claim stops its query string before
    * BEGIN (an implicit transaction, rolled back at once), so a replay or a 409 costs one round trip.
+   * Named statements among them run prepared (see executable): a connection's first use of one prepares it.
    */
   async function operate(
     projectId: string,
@@ -229,18 +230,19 @@ export function registerIdempotency(
     statusOf: () => number,
   ): Promise<Outcome> {
     const client = await db.pool.connect();
-    const claim = claimStatement(projectId, key, clock.now());
+    const claim = claimQuery(projectId, key, clock.now());
     const callbacks: (() => void)[] = [];
     let claiming: Promise<unknown> | null = null; // the first query, which carries the claim
     let refused: Outcome | null = null;
     let open = false; // a transaction may be open on the client
     let broken = false;
 
-    /** Sends statements behind the claim and BEGIN; resolves with the last statement's result. */
-    const claimThen = async (statements: string) => {
+    /** Sends a statement (and `then`) behind the claim and BEGIN; resolves with the statement's result. */
+    const claimThen = async (first: pg.QueryConfig, then = '') => {
       open = true;
       try {
-        const results = (await client.query(`${claim}; begin; ${statements}`)) as unknown as pg.QueryResult[];
+        const text = `${await executable(client, claim)}; begin; ${await executable(client, first)}${then}`;
+        const results = (await client.query(text)) as unknown as pg.QueryResult[];
         return results[2] as pg.QueryResult;
       } catch (error) {
         const refusal = claimRefusal(error);
@@ -256,7 +258,7 @@ export function registerIdempotency(
       query: ((statement: string | pg.QueryConfig, values?: unknown[]) => {
         const config = typeof statement === 'string' ? { text: statement, values } : statement;
         if (claiming) return claiming.then(() => client.query(config));
-        const first = claimThen(inline(config));
+        const first = claimThen(config);
         claiming = first;
         return first;
       }) as Db['query'],
@@ -278,9 +280,11 @@ export function registerIdempotency(
       }
       if (refused) return refused; // the handler swallowed the refusal
       const status = statusOf();
-      const record = recordAndCommit(projectId, key, records.seal(status, body), clock.now());
+      const record = recordQuery(projectId, key, records.seal(status, body), clock.now());
       try {
-        await (claiming ? client.query(record) : claimThen(record));
+        await (claiming
+          ? client.query(`${await executable(client, record)}; commit`)
+          : claimThen(record, '; commit'));
       } catch (error) {
         if (refused) return refused;
         if ((error as { code?: string }).code === '23505') throw new RecordedMeanwhile();

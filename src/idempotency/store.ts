@@ -1,5 +1,5 @@
+import type pg from 'pg';
 import type { Db } from '../db/database.ts';
-import { inline, literal } from '../db/inline.ts';
 
 export interface Recorded {
   fingerprint: Buffer;
@@ -16,7 +16,7 @@ export const idempotencyStore = (db: Db) => ({
    * claimRefusal tells another transaction holding the key from a live record.
    */
   async claim(projectId: string, key: string, now: Date): Promise<void> {
-    await db.query(claimStatement(projectId, key, now));
+    await db.query(claimQuery(projectId, key, now));
   },
 
   /** Records the outcome; an expired record of the same key is replaced. */
@@ -60,12 +60,16 @@ export class RecordedMeanwhile extends Error {}
 
 // The hot path (src/http/idempotency.ts) sends the claim in one query string with BEGIN and the
 // operation's first statement, and the record in one with COMMIT: the claim, the operation and the record
-// take two round trips, and a replay one. These statements carry their values as literals (see inline.ts).
+// take two round trips, and a replay one. There these statements run as EXECUTEs of statements prepared
+// on the connection, their values as literals (see inline.ts).
 
 /** The claim as one call of idempotency_claim (migration 0006), which raises to refuse. */
-export function claimStatement(projectId: string, key: string, now: Date): string {
-  const cutoff = new Date(now.getTime() - RETENTION_MS);
-  return `select idempotency_claim(${literal(projectId)}, ${literal(key)}, ${literal(cutoff)})`;
+export function claimQuery(projectId: string, key: string, now: Date): pg.QueryConfig {
+  return {
+    name: 'idempotency-claim',
+    text: 'select idempotency_claim($1, $2, $3)',
+    values: [projectId, key, new Date(now.getTime() - RETENTION_MS)],
+  };
 }
 
 /** What a refused claim says: another transaction holds the key, or the key's live record. */
@@ -82,14 +86,14 @@ export function claimRefusal(error: unknown): 'busy' | Recorded | undefined {
 }
 
 /**
- * The record, then COMMIT. A live record committed meanwhile makes the insert fail on the primary key,
- * which aborts the transaction before its COMMIT runs: the unique index decides.
+ * The record, sent just before COMMIT. A live record committed meanwhile makes the insert fail on the
+ * primary key, which aborts the transaction before its COMMIT runs: the unique index decides.
  */
-export function recordAndCommit(projectId: string, key: string, outcome: Recorded, now: Date): string {
-  return `${inline({
+export function recordQuery(projectId: string, key: string, outcome: Recorded, now: Date): pg.QueryConfig {
+  return {
+    name: 'idempotency-insert',
     text: `insert into idempotency_keys (project_id, key, fingerprint, status, sealed_body, created_at)
            values ($1, $2, $3, $4, $5, $6)`,
     values: [projectId, key, outcome.fingerprint, outcome.status, outcome.sealedBody, now],
-  })};
-    commit`;
+  };
 }
