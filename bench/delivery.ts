@@ -184,6 +184,16 @@ async function prepare(databaseUrl: string, env: Record<string, string> = {}) {
       ]);
       const started = performance.now();
       await client.query(`notify platform_deliveries`);
+      // Arrivals are counted by the receiver, cheaply; the database (a count over the whole queue, a few
+      // ms of PostgreSQL's time that the worker would share) is asked only once they are all in, to see
+      // every attempt recorded.
+      const paths = measured.map((e) => e.path);
+      for (;;) {
+        const counts = (await (await fetch(`${receiver}/counts`)).json()) as Record<string, number>;
+        if (paths.reduce((sum, path) => sum + (counts[path] ?? 0), 0) >= expected) break;
+        if (performance.now() - started > 300_000) throw new Error('deliveries did not arrive in 5 minutes');
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
       for (;;) {
         const { rows } = await client.query(
           `select count(*)::int as n from deliveries where state = 'delivered' and endpoint_id = any($1::uuid[])`,

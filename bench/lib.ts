@@ -10,7 +10,7 @@ import pg from 'pg';
 import { openEmbeddedCluster } from '../src/db/embedded.ts';
 
 export const ROOT = new URL('..', import.meta.url).pathname;
-export const MAIN = path.join(ROOT, 'src/main.ts');
+export const BIN = path.join(ROOT, 'bin/platform.js');
 export const ENCRYPTION_KEY = randomBytes(32).toString('base64');
 
 export interface Measure {
@@ -157,8 +157,10 @@ export function platformEnv(databaseUrl: string, extra: Record<string, string> =
 }
 
 export async function startPlatform(command: 'start' | 'serve' | 'worker', env: Record<string, string>) {
-  // As bin/platform.js and `npm start` run it.
-  const process = spawnNode(MAIN, [command], env, ['--max-semi-space-size=8']);
+  // As `npm start` and `npx platform` run it; BENCH_CPU_PROF=dir writes a V8 CPU profile of each.
+  const profile = globalThis.process.env.BENCH_CPU_PROF;
+  const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+  const process = spawnNode(BIN, [command], env, flags);
   const baseUrl =
     command === 'worker' ? '' : await process.waitFor(/platform-core listening on (http:\/\/[^"\s]+)/);
   if (command === 'worker') await process.waitFor(/delivery worker \S+ running/);

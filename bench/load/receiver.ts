@@ -1,6 +1,6 @@
 // A webhook receiver for the delivery benchmarks, in a process of its own: POST /ok/* answers 204,
 // POST /slow/* never answers (the sender times out). 1 % of deliveries are kept for signature checks.
-// GET /stats reports counts per path and the samples; POST /reset clears them.
+// GET /stats reports counts per path and the samples, GET /counts the counts alone; POST /reset clears them.
 import { createServer } from 'node:http';
 
 const counts: Record<string, number> = {};
@@ -15,6 +15,10 @@ const server = createServer((request, response) => {
       response
         .writeHead(200, { 'content-type': 'application/json' })
         .end(JSON.stringify({ counts, samples }));
+      return;
+    }
+    if (request.method === 'GET' && url === '/counts') {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(counts));
       return;
     }
     if (request.method === 'POST' && url === '/reset') {
