@@ -5,7 +5,7 @@
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
 import { PlatformError } from '../http/errors.ts';
-import { type Meter, utcDay } from './meter.ts';
+import type { Meter } from './meter.ts';
 import { usageStore } from './store.ts';
 
 const LIMITS_TTL_MS = 5000;
@@ -41,11 +41,7 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
       cached = { at: now, count: await usageStore(db).countOn(projectId, day, capability, metric) };
       countCache.set(key, cached);
     }
-    const pending = deps.meter
-      .pending(projectId)
-      .filter((i) => i.day === day && i.capability === capability && i.metric === metric)
-      .reduce((sum, i) => sum + i.count, 0);
-    return cached.count + pending;
+    return cached.count + deps.meter.pendingCount(projectId, day, capability, metric);
   }
 
   return {
@@ -63,7 +59,7 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
       const limit = (await limitsOf(db, projectId)).get(`${capability}/${metric}`);
       if (limit === undefined) return;
       const now = deps.clock.now();
-      const day = utcDay(now);
+      const day = deps.meter.dayOf(now);
       const used = await usedToday(db, projectId, day, capability, metric);
       const n = options.n ?? 1;
       if (used + n <= limit) return;
@@ -84,14 +80,20 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
       );
     },
 
-    /** True when the project's limits are known (cached) and none applies: the caller may skip check. */
-    unlimited(projectId: string, capability: string, metric: string): boolean {
+    /**
+     * Whether the caches alone show room for n more today (or no limit): then check would pass without a
+     * database read, and the caller may skip it. False means "call check", not "refused".
+     */
+    admitsFromCache(projectId: string, capability: string, metric: string, n = 1): boolean {
+      const now = Date.now();
       const cached = limitsCache.get(projectId);
-      return (
-        cached !== undefined &&
-        Date.now() - cached.at < LIMITS_TTL_MS &&
-        !cached.limits.has(`${capability}/${metric}`)
-      );
+      if (!cached || now - cached.at >= LIMITS_TTL_MS) return false;
+      const limit = cached.limits.get(`${capability}/${metric}`);
+      if (limit === undefined) return true;
+      const day = deps.meter.dayOf(deps.clock.now());
+      const counted = countCache.get(`${projectId}|${day}|${capability}|${metric}`);
+      if (!counted || now - counted.at >= COUNT_TTL_MS) return false;
+      return counted.count + deps.meter.pendingCount(projectId, day, capability, metric) + n <= limit;
     },
 
     /** Every limit that applies to the project, sorted by capability and metric. */

@@ -33,15 +33,27 @@ export class Meter {
   }
 
   count(projectId: string, capability: string, metric: string, n = 1): void {
-    const now = this.clock.now().getTime();
-    if (Math.floor(now / DAY_MS) !== this.today.number) {
-      this.today = { number: Math.floor(now / DAY_MS), text: utcDay(new Date(now)) };
-    }
-    const increment = { projectId, day: this.today.text, capability, metric, count: n };
+    const increment = { projectId, day: this.dayOf(this.clock.now()), capability, metric, count: n };
     const key = keyOf(increment);
     const existing = this.buffer.get(key);
     if (existing) existing.count += n;
     else this.buffer.set(key, increment);
+  }
+
+  /** The UTC day of a time as text (YYYY-MM-DD), remade only when the day changes. */
+  dayOf(time: Date): string {
+    const number = Math.floor(time.getTime() / DAY_MS);
+    if (number !== this.today.number) this.today = { number, text: utcDay(time) };
+    return this.today.text;
+  }
+
+  /** What this process counted of one metric on one day and has not yet flushed: map lookups only. */
+  pendingCount(projectId: string, day: string, capability: string, metric: string): number {
+    const key = keyOf({ projectId, day, capability, metric });
+    let count = this.buffer.get(key)?.count ?? 0;
+    for (const increment of this.unsent?.increments ?? [])
+      if (keyOf(increment) === key) count += increment.count;
+    return count;
   }
 
   /** Counted here but not yet in the database. */
