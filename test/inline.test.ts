@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { inline } from '../src/db/inline.ts';
+import { executable, inline } from '../src/db/inline.ts';
 import { freshDatabase } from './helpers/database.ts';
 
 // The idempotency hot path sends an operation's first statement with its values written in as literals.
@@ -49,6 +49,42 @@ describe('statements with their values inlined', () => {
     for (let i = 0; i < rows.length; i++) assert.deepEqual(stored[2 * i + 1], stored[2 * i]);
     assert.deepEqual(stored[0]?.a, odd);
     assert.deepEqual(stored[0]?.b, Buffer.from([0, 1, 0x5c, 0x27, 255]));
+  });
+
+  test('a named statement runs as EXECUTE of a statement prepared once per connection', async () => {
+    const insert = {
+      name: 'inline-test-insert',
+      text: 'insert into t (s, a, b, n, at, j, ok) values ($1, $2, $3, $4, $5, $6, $7) returning *',
+    };
+    const values = [odd[1], odd, Buffer.from([0x5c, 0x27]), 3, new Date(1), { k: odd[0] }, true];
+    const bound = await client.query(insert.text, values);
+    const first = await executable(client, { ...insert, values });
+    assert.match(first, /^execute "inline:inline-test-insert"\(/);
+    const again = await executable(client, { ...insert, values: [null, null, null, null, null, null, null] });
+    const executed = await client.query(first);
+    assert.deepEqual(executed.rows, bound.rows);
+    assert.equal((await client.query(again)).rows[0]?.s, null);
+    const { rows } = await client.query(
+      `select count(*)::int as n from pg_prepared_statements where name = 'inline:inline-test-insert'`,
+    );
+    assert.equal(rows[0]?.n, 1);
+
+    // Another connection prepares its own.
+    const other = new pg.Client(url);
+    await other.connect();
+    try {
+      assert.equal((await other.query(await executable(other, { ...insert, values }))).rows.length, 1);
+    } finally {
+      await other.end();
+    }
+  });
+
+  test('one name for two different statements is refused, as pg refuses it for its own', async () => {
+    await executable(client, { name: 'inline-test-one', text: 'select $1::int as n', values: [1] });
+    await assert.rejects(
+      executable(client, { name: 'inline-test-one', text: 'select $1::text as n', values: ['1'] }),
+      /used for two different statements/,
+    );
   });
 
   test('a parameter written twice, and $10 after $1', async () => {

@@ -13,8 +13,8 @@ export function inline(config: pg.QueryConfig): string {
   return config.text.replace(/\$(\d+)/g, (_, n: string) => literal(values[Number(n) - 1]));
 }
 
-/** Named statements prepared with SQL PREPARE on each connection; they live as long as it does. */
-const preparedOn = new WeakMap<pg.ClientBase, Set<string>>();
+/** Named statements prepared with SQL PREPARE on each connection (name → text); they live as long as it does. */
+const preparedOn = new WeakMap<pg.ClientBase, Map<string, string>>();
 
 /**
  * A named statement as an EXECUTE of a statement prepared on this connection, with its values as
@@ -24,16 +24,20 @@ const preparedOn = new WeakMap<pg.ClientBase, Set<string>>();
  */
 export async function executable(client: pg.ClientBase, config: pg.QueryConfig): Promise<string> {
   if (!config.name) return inline(config);
-  // Apart from pg's own protocol-level statements, which share the connection's namespace.
+  // Prefixed: pg's own named statements (protocol-level) share the connection's namespace.
   const name = pg.escapeIdentifier(`inline:${config.name}`);
   let prepared = preparedOn.get(client);
   if (!prepared) {
-    prepared = new Set();
+    prepared = new Map();
     preparedOn.set(client, prepared);
   }
-  if (!prepared.has(name)) {
+  const text = prepared.get(name);
+  if (text === undefined) {
     await client.query(`prepare ${name} as ${config.text}`);
-    prepared.add(name);
+    prepared.set(name, config.text);
+  } else if (text !== config.text) {
+    // As pg refuses for its own named statements: one name would otherwise run another statement.
+    throw new Error(`the statement name ${config.name} is used for two different statements`);
   }
   const values = config.values ?? [];
   return values.length ? `execute ${name}(${values.map(literal).join(', ')})` : `execute ${name}`;
