@@ -22,6 +22,7 @@ import {
   idempotencyStore,
   type Recorded,
   RecordedMeanwhile,
+  recordConflict,
   recordQuery,
 } from '../idempotency/store.ts';
 import { principalOf } from './auth.ts';
@@ -287,8 +288,7 @@ export function registerIdempotency(
           : claimThen(record, '; commit'));
       } catch (error) {
         if (refused) return refused;
-        if ((error as { code?: string }).code === '23505') throw new RecordedMeanwhile();
-        throw error;
+        recordConflict(error);
       }
       open = false;
       for (const callback of callbacks) callback();
@@ -323,7 +323,6 @@ export function registerIdempotency(
       seal,
       write: (tx: Db, status: number, body: unknown) =>
         idempotencyStore(tx).record(projectId, key, seal(status, body), clock.now()),
-      open,
       /** The outcome of a refused claim: busy, or the key's record. */
       refusal: (found: 'busy' | Recorded): Outcome => (found === 'busy' ? { kind: 'busy' } : open(found)),
     };

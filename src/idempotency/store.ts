@@ -12,35 +12,16 @@ export const RETENTION_MS = 24 * 60 * 60 * 1000;
 
 export const idempotencyStore = (db: Db) => ({
   /**
-   * Claims the key in db's transaction, as the hot path does (claimStatement). A refusal is an error:
+   * Claims the key in db's transaction, as the hot path does (claimQuery). A refusal is an error:
    * claimRefusal tells another transaction holding the key from a live record.
    */
   async claim(projectId: string, key: string, now: Date): Promise<void> {
     await db.query(claimQuery(projectId, key, now));
   },
 
-  /** Records the outcome; an expired record of the same key is replaced. */
+  /** Records the outcome, in the transaction of a claim (which removed any expired record of the key). */
   async record(projectId: string, key: string, outcome: Recorded, now: Date) {
-    const result = await db.query({
-      name: 'idempotency-record',
-      text: `insert into idempotency_keys (project_id, key, fingerprint, status, sealed_body, created_at)
-             values ($1, $2, $3, $4, $5, $6)
-             on conflict (project_id, key) do update
-                set fingerprint = excluded.fingerprint, status = excluded.status,
-                    sealed_body = excluded.sealed_body, created_at = excluded.created_at
-              where idempotency_keys.created_at <= $7`,
-      values: [
-        projectId,
-        key,
-        outcome.fingerprint,
-        outcome.status,
-        outcome.sealedBody,
-        now,
-        new Date(now.getTime() - RETENTION_MS),
-      ],
-    });
-    // 0 rows: a live record of this key committed meanwhile (a race the lock narrows but cannot close)
-    if (result.rowCount === 0) throw new RecordedMeanwhile();
+    await db.query(recordQuery(projectId, key, outcome, now)).catch(recordConflict);
   },
 
   /** Forgets records older than 24 hours, a batch at a time; returns how many went. */
@@ -57,6 +38,15 @@ export const idempotencyStore = (db: Db) => ({
 });
 
 export class RecordedMeanwhile extends Error {}
+
+/**
+ * Rethrows a failed record: as RecordedMeanwhile when a live record of the key committed meanwhile (the
+ * insert met the primary key: a race the lock narrows but cannot close), as itself otherwise.
+ */
+export function recordConflict(error: unknown): never {
+  if ((error as { code?: string }).code === '23505') throw new RecordedMeanwhile();
+  throw error;
+}
 
 // The hot path (src/http/idempotency.ts) sends the claim in one query string with BEGIN and the
 // operation's first statement, and the record in one with COMMIT: the claim, the operation and the record

@@ -11,6 +11,9 @@ import { usageStore } from './store.ts';
 const LIMITS_TTL_MS = 5000;
 const COUNT_TTL_MS = 1000;
 
+const countKey = (projectId: string, day: string, capability: string, metric: string) =>
+  `${projectId}|${day}|${capability}|${metric}`;
+
 export interface DailyLimit {
   capability: string;
   metric: string;
@@ -33,7 +36,7 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
   }
 
   async function usedToday(db: Db, projectId: string, day: string, capability: string, metric: string) {
-    const key = `${projectId}|${day}|${capability}|${metric}`;
+    const key = countKey(projectId, day, capability, metric);
     const now = Date.now();
     let cached = countCache.get(key);
     if (!cached || now - cached.at >= COUNT_TTL_MS) {
@@ -91,7 +94,7 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
       const limit = cached.limits.get(`${capability}/${metric}`);
       if (limit === undefined) return true;
       const day = deps.meter.dayOf(deps.clock.now());
-      const counted = countCache.get(`${projectId}|${day}|${capability}|${metric}`);
+      const counted = countCache.get(countKey(projectId, day, capability, metric));
       if (!counted || now - counted.at >= COUNT_TTL_MS) return false;
       return counted.count + deps.meter.pendingCount(projectId, day, capability, metric) + n <= limit;
     },
