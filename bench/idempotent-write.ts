@@ -1,6 +1,7 @@
 // idempotent-write: POST /core/v1/webhook-endpoints with fresh idempotency keys against a raw
-// single-row INSERT loop through pg, at concurrency 8 and 32; replays of used keys against the list
-// route; and a correctness gate: 32 concurrent identical requests make one endpoint.
+// single-row INSERT loop through pg, at concurrency 8 and 32; as a reference, the same creates' SQL sent
+// from a raw pg loop (the ceiling the service can approach); replays of used keys against the list route;
+// and a correctness gate: 32 concurrent identical requests make one endpoint.
 import pg from 'pg';
 import {
   alternate,
@@ -19,8 +20,9 @@ import { migrated, seedTenants } from './seed.ts';
 const DURATION = 4;
 const ROUNDS = 5;
 // Every project holds at most 20 endpoints: each run takes keys of its own, each key making 20 creates
-// (as a client reuses its key): 24 windows of 64 keys, enough for 7,680 creates a second.
-const PROJECTS = 20_000;
+// (as a client reuses its key): 24 windows of 64 keys, enough for 7,680 creates a second. The SQL
+// reference runs take projects of their own the same way.
+const PROJECTS = 40_000;
 const KEYS_PER_RUN = 24 * 64;
 const CREATES_PER_KEY = 20;
 const BODY = JSON.stringify({ url: 'https://93.184.216.34/hook', eventTypes: ['pay.payment.succeeded'] });
@@ -57,18 +59,38 @@ export async function idempotentWrite(databaseUrl: string): Promise<BenchResult>
     };
     const insert = (connections: number) => () =>
       runLoad<Measure>('insert-loop.ts', { url: databaseUrl, connections, duration: DURATION });
+    const createSql = (connections: number) => () => {
+      const projects = tenants.slice(cursor, cursor + KEYS_PER_RUN).map((t) => t.projectId);
+      cursor += KEYS_PER_RUN;
+      if (projects.length < KEYS_PER_RUN) throw new Error('idempotent-write: out of seeded projects');
+      return runLoad<Measure>('create-sql.ts', {
+        url: databaseUrl,
+        connections,
+        duration: DURATION,
+        projects,
+      });
+    };
     for (const connections of [8, 32]) {
       const rounds = await alternate(ROUNDS, insert(connections), create(connections));
+      const sqlRounds = await alternate(ROUNDS, insert(connections), createSql(connections));
       figures.push(
         ratioFigure(
           `POST /core/v1/webhook-endpoints, fresh keys, vs raw INSERT loop (c=${connections})`,
           rounds,
           0.6,
         ),
+        {
+          ...ratioFigure(
+            `reference: the same creates' SQL from a raw pg loop vs raw INSERT loop (c=${connections})`,
+            sqlRounds,
+          ),
+          notes: 'the ceiling for the row above: the database work of a create, without HTTP or the service',
+        },
       );
-      const errors = errorsOf(rounds);
-      failed += errors.failed;
-      total += errors.total;
+      for (const errors of [errorsOf(rounds), errorsOf(sqlRounds)]) {
+        failed += errors.failed;
+        total += errors.total;
+      }
     }
 
     // Replays: requests whose (key, idempotency-key) was used already, against the list route's rate.
