@@ -18,6 +18,8 @@ interface Step {
   max: number;
   lost: number;
   errors: number;
+  /** failed publishes by status, or by the error's code when no answer came */
+  failures: Record<string, number>;
   total: number;
 }
 
@@ -53,6 +55,7 @@ export async function deliveryLatency(databaseUrl: string): Promise<BenchResult>
     const figures: Figure[] = steps.map((s) => ({
       name: `${s.rate} events/s (achieved ${Math.round(s.achieved)}/s)`,
       subject: { p50: round(s.p50), p99: round(s.p99), max: round(s.max), lost: s.lost },
+      ...(s.errors > 0 ? { notes: `failed publishes: ${JSON.stringify(s.failures)}` } : {}),
       ...(s.rate === 500
         ? {
             target: 'p50 ≤ 5 ms, p99 ≤ 25 ms',

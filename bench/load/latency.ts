@@ -53,6 +53,11 @@ for (const rate of config.rates) {
   answered.clear();
   arrived.clear();
   let errors = 0;
+  const failures: Record<string, number> = {}; // by status, or by the error's code when none came
+  const fail = (what: string) => {
+    errors++;
+    failures[what] = (failures[what] ?? 0) + 1;
+  };
   const count = rate * config.seconds;
   const started = performance.now();
   const sends: Promise<void>[] = [];
@@ -64,11 +69,9 @@ for (const rate of config.rates) {
       post('/core/v1/events', { type: 'pay.payment.succeeded', data: { i } }, `${run}-${n++}`).then(
         (r) => {
           if (r.status === 202) answered.set(r.body.eventId as string, performance.now());
-          else errors++;
+          else fail(String(r.status));
         },
-        () => {
-          errors++;
-        },
+        (error: { code?: string; name?: string }) => fail(error.code ?? error.name ?? 'error'),
       ),
     );
   }
@@ -91,6 +94,7 @@ for (const rate of config.rates) {
     max: latencies.at(-1) ?? 0,
     lost: answered.size - arrived.size,
     errors,
+    failures,
     total: count,
   });
 }
