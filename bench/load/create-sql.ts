@@ -9,6 +9,7 @@ import type { Db } from '../../src/db/database.ts';
 import { executable } from '../../src/db/inline.ts';
 import { claimQuery, recordQuery } from '../../src/idempotency/store.ts';
 import { endpointStore } from '../../src/webhooks/store.ts';
+import { summary } from './summary.ts';
 
 const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
   url: string;
@@ -67,13 +68,4 @@ await Promise.all(
   }),
 );
 await pool.end();
-latencies.sort((a, b) => a - b);
-console.log(
-  JSON.stringify({
-    rate: latencies.length / config.duration,
-    p50: latencies[Math.floor(latencies.length * 0.5)],
-    p99: latencies[Math.floor(latencies.length * 0.99)],
-    errors,
-    total: latencies.length + errors,
-  }),
-);
+console.log(JSON.stringify(summary(latencies, errors, config.duration)));

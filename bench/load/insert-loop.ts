@@ -2,6 +2,7 @@
 // `duration` seconds, into a table shaped like webhook_endpoints.
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { summary } from './summary.ts';
 
 const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
   url: string;
@@ -35,13 +36,4 @@ await Promise.all(
   }),
 );
 await pool.end();
-latencies.sort((a, b) => a - b);
-console.log(
-  JSON.stringify({
-    rate: latencies.length / config.duration,
-    p50: latencies[Math.floor(latencies.length * 0.5)],
-    p99: latencies[Math.floor(latencies.length * 0.99)],
-    errors,
-    total: latencies.length + errors,
-  }),
-);
+console.log(JSON.stringify(summary(latencies, errors, config.duration)));

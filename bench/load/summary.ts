@@ -1,0 +1,11 @@
+// The one result line of a timed loop: its rate over the duration, latency percentiles, and errors.
+export function summary(latencies: number[], errors: number, duration: number) {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return {
+    rate: sorted.length / duration,
+    p50: sorted[Math.floor(sorted.length * 0.5)],
+    p99: sorted[Math.floor(sorted.length * 0.99)],
+    errors,
+    total: sorted.length + errors,
+  };
+}
