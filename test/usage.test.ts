@@ -141,6 +141,20 @@ describe('metering and daily limits', () => {
     );
   });
 
+  test('a flush landing between requests neither loses nor doubles what it carried', async () => {
+    const tenant = await service.tenant();
+    await usageStore(service.db).setLimit(tenant.projectId, 'core', 'api_requests', 4);
+    const me = () => service.request('GET', '/core/v1/projects/me', { key: tenant.key });
+    // The first request reads the day's count (0) and caches it; the next two are admitted from the
+    // caches. The flush then moves all three from this process's pending counts to the database.
+    for (let i = 0; i < 3; i++) assert.equal((await me()).status, 200);
+    await service.context.meter.flush();
+    assert.equal((await me()).status, 200); // the 4th of 4
+    expectProblem(await me(), 429, 'USAGE_LIMIT_EXCEEDED');
+    await service.context.meter.flush();
+    expectProblem(await me(), 429, 'USAGE_LIMIT_EXCEEDED');
+  });
+
   test('a flush is counted once, even when retried after an unknown outcome', async () => {
     const tenant = await service.tenant();
     const store = usageStore(service.db);

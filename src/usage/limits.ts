@@ -1,7 +1,10 @@
 // Daily limits per project, capability and metric: the configured defaults, overridden per project.
 // A counted operation that would pass its limit for the current UTC day is refused (429) before it runs.
-// The count used is the database's (re-read at most once a second) plus what this process has not yet
-// flushed: exact within one process, and across processes within about a second of traffic.
+// The count used is the database's (re-read at most once a second, and after each flush of this
+// process lands) plus what this process has not yet flushed: exact within one process, and across
+// processes within about a second of traffic. While a flush is on its way (or after one whose outcome
+// was lost, until its retry lands), a read may already see it while it is still pending here, counting
+// it twice: an error toward refusing, never toward passing the limit.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
 import { PlatformError } from '../http/errors.ts';
@@ -14,6 +17,14 @@ const COUNT_TTL_MS = 1000;
 const countKey = (projectId: string, day: string, capability: string, metric: string) =>
   `${projectId}|${day}|${capability}|${metric}`;
 
+/** A project's count of one metric on one day, as the database had it when read. */
+interface CachedCount {
+  at: number;
+  count: number;
+  /** this process's landed flushes when it was read */
+  flushes: number;
+}
+
 export interface DailyLimit {
   capability: string;
   metric: string;
@@ -22,7 +33,10 @@ export interface DailyLimit {
 
 export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults: DailyLimit[] }) {
   const limitsCache = new Map<string, { at: number; limits: Map<string, number> }>();
-  const countCache = new Map<string, { at: number; count: number }>();
+  const countCache = new Map<string, CachedCount>();
+  /** Whether a cached count still holds: fresh, and read since this process's last flush landed. */
+  const holds = (cached: CachedCount | undefined, now: number): cached is CachedCount =>
+    cached !== undefined && now - cached.at < COUNT_TTL_MS && cached.flushes === deps.meter.flushesLanded;
 
   async function limitsOf(db: Db, projectId: string): Promise<Map<string, number>> {
     const now = Date.now();
@@ -39,9 +53,12 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
     const key = countKey(projectId, day, capability, metric);
     const now = Date.now();
     let cached = countCache.get(key);
-    if (!cached || now - cached.at >= COUNT_TTL_MS) {
+    if (!holds(cached, now)) {
       // The database holds what every process flushed; this process's unflushed counts are added below.
-      cached = { at: now, count: await usageStore(db).countOn(projectId, day, capability, metric) };
+      const read = await deps.meter.readFlushed(() =>
+        usageStore(db).countOn(projectId, day, capability, metric),
+      );
+      cached = { at: now, count: read.value, flushes: read.flushes };
       countCache.set(key, cached);
     }
     return cached.count + deps.meter.pendingCount(projectId, day, capability, metric);
@@ -95,7 +112,7 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
       if (limit === undefined) return true;
       const day = deps.meter.dayOf(deps.clock.now());
       const counted = countCache.get(countKey(projectId, day, capability, metric));
-      if (!counted || now - counted.at >= COUNT_TTL_MS) return false;
+      if (!holds(counted, now)) return false;
       return counted.count + deps.meter.pendingCount(projectId, day, capability, metric) + n <= limit;
     },
 

@@ -20,6 +20,7 @@ export class Meter {
   private unsent: { id: string; increments: Increment[] } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  private landed = 0;
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly log: Logger;
@@ -56,6 +57,25 @@ export class Meter {
     return count;
   }
 
+  /** How many flushes have landed. */
+  get flushesLanded(): number {
+    return this.landed;
+  }
+
+  /**
+   * A read of flushed counts, made again if a flush landed meanwhile: a landing moves counts from
+   * pending to the database at once, so a read from before it, added to pending after it, would miss
+   * them. Returns the read with the number of landed flushes it is consistent with; add pending counts
+   * to it before awaiting anything else.
+   */
+  async readFlushed<T>(read: () => Promise<T>): Promise<{ value: T; flushes: number }> {
+    for (;;) {
+      const flushes = this.landed;
+      const value = await read();
+      if (this.landed === flushes) return { value, flushes };
+    }
+  }
+
   /** Counted here but not yet in the database. */
   pending(projectId: string): Increment[] {
     const all = [...this.buffer.values(), ...(this.unsent?.increments ?? [])];
@@ -77,6 +97,7 @@ export class Meter {
       try {
         await usageStore(this.db).add(this.unsent.id, this.unsent.increments);
         this.unsent = undefined;
+        this.landed++;
       } catch (error) {
         this.log.warn({ err: error }, 'usage flush failed; retrying with the same flush id');
       }

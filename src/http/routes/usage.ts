@@ -23,8 +23,11 @@ export const usageRoutes = (context: Context) => async (app: FastifyInstance) =>
       const projectId = principalOf(request).project.id;
       const { from, to } = usageRange(request.query as { from?: string; to?: string }, context.clock.now());
       // What this process counted but has not flushed yet is part of today's figures too.
+      const flushed = await context.meter.readFlushed(() =>
+        usageStore(context.db).range(projectId, from, to),
+      );
       const counts = new Map<string, { day: string; capability: string; metric: string; count: number }>();
-      for (const row of await usageStore(context.db).range(projectId, from, to)) {
+      for (const row of flushed.value) {
         counts.set(`${row.day}|${row.capability}|${row.metric}`, { ...row });
       }
       for (const pending of context.meter.pending(projectId)) {
