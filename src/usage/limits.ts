@@ -34,9 +34,15 @@ export interface DailyLimit {
 export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults: DailyLimit[] }) {
   const limitsCache = new Map<string, { at: number; limits: Map<string, number> }>();
   const countCache = new Map<string, CachedCount>();
-  /** Whether a cached count still holds: fresh, and read since this process's last flush landed. */
-  const holds = (cached: CachedCount | undefined, now: number): cached is CachedCount =>
-    cached !== undefined && now - cached.at < COUNT_TTL_MS && cached.flushes === deps.meter.flushesLanded;
+  /**
+   * The use of a day from the cached count and this process's pending counts; undefined unless the cached
+   * count holds: fresh, and read since this process's last flush landed.
+   */
+  function usedFromCache(projectId: string, day: string, capability: string, metric: string, now: number) {
+    const cached = countCache.get(countKey(projectId, day, capability, metric));
+    if (!cached || now - cached.at >= COUNT_TTL_MS || cached.flushes !== deps.meter.flushesLanded) return;
+    return cached.count + deps.meter.pendingCount(projectId, day, capability, metric);
+  }
 
   async function limitsOf(db: Db, projectId: string): Promise<Map<string, number>> {
     const now = Date.now();
@@ -50,18 +56,19 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
   }
 
   async function usedToday(db: Db, projectId: string, day: string, capability: string, metric: string) {
-    const key = countKey(projectId, day, capability, metric);
     const now = Date.now();
-    let cached = countCache.get(key);
-    if (!holds(cached, now)) {
-      // The database holds what every process flushed; this process's unflushed counts are added below.
-      const read = await deps.meter.readFlushed(() =>
-        usageStore(db).countOn(projectId, day, capability, metric),
-      );
-      cached = { at: now, count: read.value, flushes: read.flushes };
-      countCache.set(key, cached);
-    }
-    return cached.count + deps.meter.pendingCount(projectId, day, capability, metric);
+    const used = usedFromCache(projectId, day, capability, metric, now);
+    if (used !== undefined) return used;
+    // The database holds what every process flushed; this process's unflushed counts are added to it.
+    const read = await deps.meter.readFlushed(() =>
+      usageStore(db).countOn(projectId, day, capability, metric),
+    );
+    countCache.set(countKey(projectId, day, capability, metric), {
+      at: now,
+      count: read.value,
+      flushes: read.flushes,
+    });
+    return read.value + deps.meter.pendingCount(projectId, day, capability, metric);
   }
 
   return {
@@ -110,10 +117,8 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
       if (!cached || now - cached.at >= LIMITS_TTL_MS) return false;
       const limit = cached.limits.get(`${capability}/${metric}`);
       if (limit === undefined) return true;
-      const day = deps.meter.dayOf(deps.clock.now());
-      const counted = countCache.get(countKey(projectId, day, capability, metric));
-      if (!holds(counted, now)) return false;
-      return counted.count + deps.meter.pendingCount(projectId, day, capability, metric) + n <= limit;
+      const used = usedFromCache(projectId, deps.meter.dayOf(deps.clock.now()), capability, metric, now);
+      return used !== undefined && used + n <= limit;
     },
 
     /** Every limit that applies to the project, sorted by capability and metric. */
