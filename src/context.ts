@@ -1,5 +1,5 @@
-// Wires the database, the services and the registry into one context; nothing else is global.
-
+// What every part of a process shares (the database, the domain services' dependencies, the registry),
+// made once by createService (service.ts); nothing else is global.
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { CapabilityRegistry } from './capabilities.ts';
@@ -11,13 +11,15 @@ import { coreEraser } from './erasure/service.ts';
 import { type SubjectHasher, subjectHasher } from './erasure/subject.ts';
 import { TEST_EVENT_TYPE } from './events/store.ts';
 import { healthService } from './health/service.ts';
-import { type KeyCache, keyCache } from './http/auth.ts';
-import { tokenBuckets } from './http/rate-limit.ts';
+import { type KeyCache, keyCache } from './keys/cache.ts';
 import { keyService } from './keys/service.ts';
 import { type UsageLimits, usageLimits } from './usage/limits.ts';
 import { Meter } from './usage/meter.ts';
+import { tokenBuckets } from './usage/rate-limits.ts';
+import { type RequestLimits, requestLimits } from './usage/request-limits.ts';
 import { type Resolver, systemResolver } from './webhooks/address-policy.ts';
 
+/** What every part of a process shares; nothing else is global. */
 export interface Context {
   config: Config;
   clock: Clock;
@@ -27,7 +29,7 @@ export interface Context {
   resolve: Resolver;
   meter: Meter;
   limits: UsageLimits;
-  rateLimits: ReturnType<typeof tokenBuckets>;
+  requestLimits: RequestLimits;
   /** In-process signals: 'deliveries' when a commit queued some (wakes a worker sharing the process). */
   signals: EventEmitter<{ deliveries: [] }>;
   db: Database;
@@ -37,7 +39,7 @@ export interface Context {
   keys: KeyCache;
 }
 
-export function createContext(options: {
+export interface ContextOptions {
   config: Config;
   db: Database;
   log: Logger;
@@ -45,7 +47,9 @@ export function createContext(options: {
   clock?: Clock;
   resolve?: Resolver;
   registry?: CapabilityRegistry;
-}): Context {
+}
+
+export function createContext(options: ContextOptions): Context {
   const { config, db, log, keyring } = options;
   const registry = options.registry ?? new CapabilityRegistry();
   registry.register({
@@ -56,10 +60,11 @@ export function createContext(options: {
   });
   const clock = options.clock ?? systemClock;
   const meter = new Meter({ db, clock, log });
+  const limits = usageLimits({ db, clock, meter, defaults: config.dailyLimits });
   return {
     meter,
-    limits: usageLimits({ db, clock, meter, defaults: config.dailyLimits }),
-    rateLimits: tokenBuckets(config.rateLimit),
+    limits,
+    requestLimits: requestLimits({ rateLimits: tokenBuckets(config.rateLimit), limits, meter, config }),
     config,
     clock,
     keyring,

@@ -1,17 +1,15 @@
 // The `platform` CLI: start | serve | worker | migrate | projects create | keys create | keys revoke.
 import { parseArgs } from 'node:util';
+import { bootstrap } from './bootstrap.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
-import { createContext } from './context.ts';
 import { loadKeyring } from './crypto.ts';
 import { migrate } from './db/migrate.ts';
-import { DeliveryWorker } from './delivery/worker.ts';
-import { buildApp } from './http/app.ts';
-import { PlatformError } from './http/errors.ts';
+import { PlatformError } from './errors.ts';
 import { isScope, SCOPES, type Scope } from './keys/scopes.ts';
 import { keyService } from './keys/service.ts';
-import { startMaintenance } from './maintenance.ts';
 import { projectService } from './projects/service.ts';
 import { connect, createLogger, onShutdownSignal } from './runtime.ts';
+import { createService } from './service.ts';
 import { usageStore } from './usage/store.ts';
 
 const USAGE = `usage: platform <command>
@@ -71,7 +69,7 @@ async function runService(config: Config, parts: { api: boolean; worker: boolean
     if (parts.migrate) {
       const applied = await migrate(db);
       if (applied.length) log.info({ applied }, 'migrations applied');
-      const created = await projectService(db).bootstrap();
+      const created = await bootstrap(db);
       if (created) printFirstKey(config, created.key);
     }
   } catch (error) {
@@ -82,27 +80,18 @@ async function runService(config: Config, parts: { api: boolean; worker: boolean
     { env: config.env, configured: config.encryptionKey, dataDir: config.dataDir },
     (message) => log.warn(message),
   );
-  const context = createContext({ config, db, log, keyring });
-  const app = parts.api ? await buildApp(context) : undefined;
-  const worker = parts.worker ? new DeliveryWorker(context) : undefined;
-  const stopMaintenance = parts.worker ? startMaintenance(context) : undefined;
-  context.meter.start();
+  const service = await createService({ config, db, log, keyring, api: parts.api, worker: parts.worker });
   onShutdownSignal(log, async () => {
-    await app?.close(); // stops accepting, waits for in-flight requests
-    stopMaintenance?.();
-    await worker?.stop();
-    await context.meter.stop(); // the last second of usage counts
+    await service.stop();
     await connection.close();
     log.info('stopped');
   });
-  if (worker) {
-    await worker.start();
-    console.log(`platform-core delivery worker ${worker.id} running`); // whatever the log level
-  }
-  if (app) {
-    const address = await app.listen({ port: config.port, host: config.host });
+  const address = await service.start({ port: config.port, host: config.host });
+  // Printed whatever the log level: the worker's id, and the address to use.
+  if (service.worker) console.log(`platform-core delivery worker ${service.worker.id} running`);
+  if (address) {
     log.info({ address, embedded: !config.databaseUrl }, 'listening');
-    console.log(`platform-core listening on ${address}`); // whatever the log level: the address to use
+    console.log(`platform-core listening on ${address}`);
   }
 }
 

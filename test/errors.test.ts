@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
-import { ERROR_CATALOGUE } from '../src/http/errors.ts';
+import { ERROR_CATALOGUE } from '../src/errors.ts';
 import { expectProblem, startService } from './helpers/app.ts';
 
 const logs: string[] = [];

@@ -1,8 +1,8 @@
 // The key cache with a controllable clock: 5 s freshness, shared lookups, and the outage grace.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { KEY_CACHE_TTL_MS, keyCache } from '../src/http/auth.ts';
-import { PlatformError } from '../src/http/errors.ts';
+import { PlatformError } from '../src/errors.ts';
+import { KEY_CACHE_TTL_MS, keyCache } from '../src/keys/cache.ts';
 import type { KeyCheck } from '../src/keys/service.ts';
 
 const valid: KeyCheck = {

@@ -5,7 +5,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { type Keyring, seal, unseal } from '../crypto.ts';
 import type { Db } from '../db/database.ts';
-import { PlatformError } from '../http/errors.ts';
+import { PlatformError } from '../errors.ts';
 
 export const SUBJECT_TYPES = ['email', 'phone', 'external_id'] as const;
 export type SubjectType = (typeof SUBJECT_TYPES)[number];

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import type { Subject, SubjectHasher } from '../erasure/subject.ts';
-import { notFound, PlatformError } from '../http/errors.ts';
+import { notFound, PlatformError } from '../errors.ts';
 import { eventStore } from './store.ts';
 
 export interface NewEvent {

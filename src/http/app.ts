@@ -11,11 +11,12 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Context } from '../context.ts';
+import { PlatformError, problemBody } from '../errors.ts';
 import { registerAuth } from './auth.ts';
-import { errorsPage, PlatformError, ProblemSchema, problemBody } from './errors.ts';
 import { toPlatformError } from './fault.ts';
 import { registerIdempotency } from './idempotency.ts';
-import { registerRequestLimits } from './rate-limit.ts';
+import { registerRequestLimits } from './limits.ts';
+import { errorsPage, ProblemSchema } from './problems.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { projectRoutes } from './routes/projects.ts';
@@ -123,7 +124,7 @@ export async function buildApp(context: Context): Promise<App> {
   context.hashSubject.ready().catch(() => {});
 
   registerAuth(app, context.keys);
-  registerRequestLimits(app, context);
+  registerRequestLimits(app, context.requestLimits);
   registerIdempotency(app, context);
 
   app.get('/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, () => app.swagger());

@@ -1,16 +1,9 @@
-// Authentication and scope, as one onRequest hook. Key checks are cached for at most 5 seconds (so a
-// revocation reaches every process within 5 s); concurrent checks of one key share one lookup.
-// During a database outage a key verified in the last 10 minutes still passes, and a key that cannot be
-// checked gets 503, never 401: an outage must not look like a bad key.
+// Authentication and scope, as one onRequest hook, through the key cache (keys/cache.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { isUnavailable } from '../db/database.ts';
+import { PlatformError } from '../errors.ts';
+import type { KeyCache } from '../keys/cache.ts';
 import type { Scope } from '../keys/scopes.ts';
 import type { KeyCheck, Principal } from '../keys/service.ts';
-import { PlatformError } from './errors.ts';
-
-export const KEY_CACHE_TTL_MS = 5000;
-const OUTAGE_GRACE_MS = 10 * 60_000;
-const MAX_ENTRIES = 10_000;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -23,55 +16,6 @@ declare module 'fastify' {
     principal: Principal | null;
   }
 }
-
-interface Entry {
-  check: KeyCheck;
-  at: number;
-}
-
-/**
- * The key cache. `fresh` answers from memory without a promise (the hot path); `check` looks the key up
- * when it is not fresh. Entries are keyed by the key itself: they live only in this process's memory,
- * which holds the request's header anyway, and hashing every request's key cost more than the lookup.
- */
-export function keyCache(lookup: (key: string) => Promise<KeyCheck>, now: () => number = Date.now) {
-  const entries = new Map<string, Entry>();
-  const inFlight = new Map<string, Promise<KeyCheck>>();
-
-  async function refresh(key: string): Promise<KeyCheck> {
-    const check = await lookup(key);
-    if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value as string);
-    entries.delete(key); // re-insert so iteration order tracks freshness
-    entries.set(key, { check, at: now() });
-    return check;
-  }
-
-  return {
-    fresh(key: string): KeyCheck | undefined {
-      const cached = entries.get(key);
-      return cached && now() - cached.at < KEY_CACHE_TTL_MS ? cached.check : undefined;
-    },
-
-    async check(key: string): Promise<KeyCheck> {
-      const cached = entries.get(key);
-      if (cached && now() - cached.at < KEY_CACHE_TTL_MS) return cached.check;
-      let pending = inFlight.get(key);
-      if (!pending) {
-        pending = refresh(key).finally(() => inFlight.delete(key));
-        inFlight.set(key, pending);
-      }
-      try {
-        return await pending;
-      } catch (error) {
-        if (!isUnavailable(error)) throw error;
-        if (cached?.check.kind === 'valid' && now() - cached.at < OUTAGE_GRACE_MS) return cached.check;
-        throw new PlatformError('SERVICE_UNAVAILABLE', 'the database is unreachable; try again shortly');
-      }
-    },
-  };
-}
-
-export type KeyCache = ReturnType<typeof keyCache>;
 
 /** Authentication then scope, in one onRequest hook; callback-style so a cached key costs no promise. */
 export function registerAuth(app: FastifyInstance, keys: KeyCache) {

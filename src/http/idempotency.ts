@@ -16,6 +16,7 @@ import type { Clock } from '../clock.ts';
 import { type Keyring, seal as sealValue, unseal } from '../crypto.ts';
 import type { Database, Db } from '../db/database.ts';
 import { executable } from '../db/inline.ts';
+import { PlatformError, problemBody } from '../errors.ts';
 import {
   claimQuery,
   claimRefusal,
@@ -26,7 +27,6 @@ import {
   recordQuery,
 } from '../idempotency/store.ts';
 import { principalOf } from './auth.ts';
-import { PlatformError, problemBody } from './errors.ts';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const TOKEN = /^[\x21-\x7e]{1,255}$/;

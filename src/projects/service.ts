@@ -1,7 +1,5 @@
 import type { Db } from '../db/database.ts';
-import { PlatformError } from '../http/errors.ts';
-import { SCOPES } from '../keys/scopes.ts';
-import { keyService } from '../keys/service.ts';
+import { PlatformError } from '../errors.ts';
 import { projectStore } from './store.ts';
 
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -35,21 +33,5 @@ export const projectService = (db: Db) => {
     },
 
     findBySlug: (slug: string) => store.findBySlug(slug),
-
-    /**
-     * On an empty database, creates project `dev` with one key holding every scope and returns that key
-     * (to be printed once). Two processes starting at once create it once: the slug's unique index decides.
-     */
-    async bootstrap() {
-      if ((await store.count()) > 0) return undefined;
-      const project = await store.insert({
-        slug: 'dev',
-        name: 'Development',
-        mode: 'test',
-        languages: ['en'],
-      });
-      if (!project) return undefined;
-      return keyService(db).create(project, [...SCOPES]);
-    },
   };
 };

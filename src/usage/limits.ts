@@ -7,7 +7,7 @@
 // it twice: an error toward refusing, never toward passing the limit.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
-import { PlatformError } from '../http/errors.ts';
+import { PlatformError } from '../errors.ts';
 import type { Meter } from './meter.ts';
 import { usageStore } from './store.ts';
 

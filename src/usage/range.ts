@@ -1,6 +1,6 @@
 // The date range of a usage report: UTC days, both ends inclusive, at most 92 days. Without dates, the
 // last 30 days, today included; `to` alone → the 30 days ending at `to`; `from` alone → from `from` to today.
-import { PlatformError } from '../http/errors.ts';
+import { PlatformError } from '../errors.ts';
 
 export const MAX_RANGE_DAYS = 92;
 export const DEFAULT_RANGE_DAYS = 30;

@@ -4,7 +4,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { type Keyring, seal, unseal } from '../crypto.ts';
 import type { Db } from '../db/database.ts';
-import { notFound, PlatformError } from '../http/errors.ts';
+import { notFound, PlatformError } from '../errors.ts';
 import { ENDPOINTS_PER_PROJECT, type EndpointRow, endpointStore } from './store.ts';
 
 export interface WebhookEndpoint {

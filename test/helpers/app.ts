@@ -4,16 +4,17 @@ import pino from 'pino';
 import type { CapabilityRegistry } from '../../src/capabilities.ts';
 import type { Clock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
-import { type Context, createContext } from '../../src/context.ts';
+import type { Context } from '../../src/context.ts';
 import { parseKeyring } from '../../src/crypto.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { DeliveryWorker } from '../../src/delivery/worker.ts';
-import { type App, buildApp } from '../../src/http/app.ts';
+import type { DeliveryWorker } from '../../src/delivery/worker.ts';
+import type { App } from '../../src/http/app.ts';
 import { SCOPES, type Scope } from '../../src/keys/scopes.ts';
 import { keyService } from '../../src/keys/service.ts';
 import { projectService } from '../../src/projects/service.ts';
 import { createLogger } from '../../src/runtime.ts';
+import { createService } from '../../src/service.ts';
 import type { Resolver } from '../../src/webhooks/address-policy.ts';
 import { createDatabase } from './database.ts';
 
@@ -75,40 +76,46 @@ export async function startService(
   const config = loadConfig({ PLATFORM_LOG_LEVEL: logLevel, ...options.env, DATABASE_URL: databaseUrl });
   const db = openDatabase(databaseUrl);
   await migrate(db);
-  const context = createContext({
+  const shared = {
     config,
     db,
     keyring: parseKeyring(TEST_ENCRYPTION_KEY),
     clock: options.clock,
     resolve: options.resolve,
     log: options.logTo ? createLogger(config, options.logTo) : pino({ level: 'silent' }),
+  };
+  // A worker with its own resolver or settings runs as a service of its own on the same database, as a
+  // `platform worker` process would (woken by NOTIFY rather than in-process).
+  const own = typeof options.worker === 'object' ? options.worker : undefined;
+  const service = await createService({
+    ...shared,
     registry: options.registry,
+    api: true,
+    worker: options.worker === true,
   });
-  const app = await buildApp(context);
+  const app = service.app as App;
   options.setup?.(app);
-  context.meter.start();
-  const address = await app.listen({ port: 0, host: '127.0.0.1' });
-  let worker: DeliveryWorker | undefined;
-  if (options.worker) {
-    const own = typeof options.worker === 'object' ? options.worker : {};
-    const workerConfig = loadConfig({
-      PLATFORM_LOG_LEVEL: logLevel,
-      ...options.env,
-      ...own.env,
-      DATABASE_URL: databaseUrl,
-    });
-    worker = new DeliveryWorker({
-      ...context,
-      config: workerConfig,
-      resolve: own.resolve ?? context.resolve,
-    });
-    await worker.start();
-  }
+  const address = (await service.start({ port: 0, host: '127.0.0.1' })) as string;
+  const workerService = own
+    ? await createService({
+        ...shared,
+        config: loadConfig({
+          PLATFORM_LOG_LEVEL: logLevel,
+          ...options.env,
+          ...own.env,
+          DATABASE_URL: databaseUrl,
+        }),
+        resolve: own.resolve ?? options.resolve,
+        api: false,
+        worker: true,
+      })
+    : undefined;
+  await workerService?.start();
+  const { context } = service;
   // One hook, in order: the worker and the API stop before their database goes.
   after(async () => {
-    await worker?.stop();
-    await app.close();
-    await context.meter.stop();
+    await workerService?.stop();
+    await service.stop();
     await db.close();
     await created?.drop();
   });
@@ -136,7 +143,7 @@ export async function startService(
   return {
     baseUrl: address,
     app,
-    worker,
+    worker: workerService?.worker ?? service.worker,
     db,
     context,
     request,

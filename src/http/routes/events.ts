@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
 import { decodeCursor, deliveryHistory } from '../../delivery/history.ts';
 import { normalizeSubject } from '../../erasure/subject.ts';
+import { notFound, PlatformError } from '../../errors.ts';
 import {
   EndpointDeliveriesSchema,
   EventPublishedSchema,
@@ -17,7 +18,7 @@ import { eventService } from '../../events/service.ts';
 import { eventStore } from '../../events/store.ts';
 import { IdParamsSchema } from '../../webhooks/schema.ts';
 import { endpointStore } from '../../webhooks/store.ts';
-import { errorResponses, notFound, PlatformError } from '../errors.ts';
+import { errorResponses } from '../problems.ts';
 import { idempotencyHeader, idOf, projectOf, transactionOf } from './common.ts';
 
 export const MAX_EVENT_DATA_BYTES = 256 * 1024;

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../context.ts';
 import { HealthSchema, ProbeSchema } from '../../health/schema.ts';
-import { errorResponses } from '../errors.ts';
+import { errorResponses } from '../problems.ts';
 
 export const healthRoutes = (context: Context) => async (app: FastifyInstance) => {
   const { health } = context;

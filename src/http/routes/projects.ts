@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../context.ts';
 import { ProjectMeSchema } from '../../projects/schema.ts';
 import { principalOf } from '../auth.ts';
-import { errorResponses } from '../errors.ts';
+import { errorResponses } from '../problems.ts';
 
 export const projectRoutes = (_context: Context) => async (app: FastifyInstance) => {
   app.addSchema(ProjectMeSchema);

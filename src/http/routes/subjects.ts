@@ -4,7 +4,7 @@ import { EraseBodySchema, SubjectErasedSchema } from '../../erasure/schema.ts';
 import { erasureService } from '../../erasure/service.ts';
 import { normalizeSubject } from '../../erasure/subject.ts';
 import { principalOf } from '../auth.ts';
-import { errorResponses } from '../errors.ts';
+import { errorResponses } from '../problems.ts';
 import { idempotencyHeader, transactionOf } from './common.ts';
 
 export const subjectRoutes = (context: Context) => async (app: FastifyInstance) => {

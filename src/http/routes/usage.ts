@@ -4,7 +4,7 @@ import { usageRange } from '../../usage/range.ts';
 import { UsageQuerySchema, UsageSchema } from '../../usage/schema.ts';
 import { usageStore } from '../../usage/store.ts';
 import { principalOf } from '../auth.ts';
-import { errorResponses } from '../errors.ts';
+import { errorResponses } from '../problems.ts';
 
 export const usageRoutes = (context: Context) => async (app: FastifyInstance) => {
   app.addSchema(UsageSchema);

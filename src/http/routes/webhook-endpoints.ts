@@ -1,6 +1,7 @@
 // The webhook-endpoint routes of spec section 4, with CONTRACT.md's answers for the ones it leaves open.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
+import { PlatformError } from '../../errors.ts';
 import { checkWebhookUrl } from '../../webhooks/address-policy.ts';
 import {
   CreateEndpointBodySchema,
@@ -11,7 +12,7 @@ import {
   WebhookSecretRotatedSchema,
 } from '../../webhooks/schema.ts';
 import { webhookEndpointService } from '../../webhooks/service.ts';
-import { errorResponses, PlatformError } from '../errors.ts';
+import { errorResponses } from '../problems.ts';
 import { idempotencyHeader, idOf, projectOf, transactionOf } from './common.ts';
 
 const TAGS = ['webhooks'];

@@ -1,0 +1,50 @@
+// The error model as the HTTP API documents it: the PlatformError schema of the OpenAPI document, the
+// error responses of each route, and the page every problem's `type` points to.
+import { Type } from 'typebox';
+import { ERROR_CATALOGUE } from '../errors.ts';
+
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String({ enum: Object.keys(ERROR_CATALOGUE) }),
+    requestId: Type.String(),
+    errors: Type.Optional(
+      Type.Array(
+        Type.Object({
+          pointer: Type.Optional(Type.String()),
+          parameter: Type.Optional(Type.String()),
+          detail: Type.String(),
+        }),
+      ),
+    ),
+    requiredScope: Type.Optional(Type.String()),
+  },
+  { $id: 'PlatformError', description: 'RFC 9457 problem details' },
+);
+
+/** The error responses every authenticated route can give, plus its own, for the OpenAPI document. */
+export function errorResponses(...statuses: number[]) {
+  const problem = { $ref: 'PlatformError#' };
+  const responses: Record<number, unknown> = { 401: problem, 429: problem, 500: problem, 503: problem };
+  for (const status of statuses) responses[status] = problem;
+  return responses;
+}
+
+/** An HTML page listing every code: the target of each problem's `type`. */
+export function errorsPage(): string {
+  const rows = Object.entries(ERROR_CATALOGUE)
+    .map(
+      ([code, { status, title }]) =>
+        `<tr id="${code}"><td><code>${code}</code></td><td>${status}</td><td>${title}</td></tr>`,
+    )
+    .join('\n');
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>platform-core errors</title>
+<style>body{font:15px/1.5 system-ui,sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem}td,th{padding:.3rem .8rem;text-align:left;border-bottom:1px solid #ddd}:target{background:#fff3bf}</style>
+</head><body><h1>Error codes</h1><p>Every error is an RFC 9457 problem (<code>application/problem+json</code>) with a stable <code>code</code> and the <code>requestId</code> to quote when reporting it. See also the <a href="/docs">API reference</a>.</p>
+<table><thead><tr><th>code</th><th>status</th><th>meaning</th></tr></thead><tbody>
+${rows}
+</tbody></table></body></html>`;
+}

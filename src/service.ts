@@ -1,0 +1,50 @@
+// The one composition root: createService wires the database, the domain services and the registry into
+// one context, and runs the parts a process asks for: the HTTP API, the delivery worker (with the
+// housekeeping that goes with it), or both. main.ts, the tests and the benchmarks all start it this way.
+import { type Context, type ContextOptions, createContext } from './context.ts';
+import { DeliveryWorker } from './delivery/worker.ts';
+import { type App, buildApp } from './http/app.ts';
+import { startMaintenance } from './maintenance.ts';
+
+export interface ServiceOptions extends ContextOptions {
+  /** run the HTTP API */
+  api: boolean;
+  /** run the delivery worker and the housekeeping */
+  worker: boolean;
+}
+
+export interface Service {
+  context: Context;
+  app: App | undefined;
+  worker: DeliveryWorker | undefined;
+  /** Starts the parts: the usage meter, the worker and housekeeping, then the API's listener (its address). */
+  start(listen?: { port: number; host: string }): Promise<string | undefined>;
+  /** Stops in order: no new requests and in-flight ones finished, the worker, the last usage counts. */
+  stop(): Promise<void>;
+}
+
+export async function createService(options: ServiceOptions): Promise<Service> {
+  const context = createContext(options);
+  const app = options.api ? await buildApp(context) : undefined;
+  const worker = options.worker ? new DeliveryWorker(context) : undefined;
+  let stopMaintenance: (() => void) | undefined;
+  return {
+    context,
+    app,
+    worker,
+    async start(listen) {
+      context.meter.start();
+      if (worker) {
+        await worker.start();
+        stopMaintenance = startMaintenance(context);
+      }
+      return app && listen ? app.listen(listen) : undefined;
+    },
+    async stop() {
+      await app?.close(); // stops accepting, waits for in-flight requests
+      stopMaintenance?.();
+      await worker?.stop();
+      await context.meter.stop(); // the last second of usage counts
+    },
+  };
+}
