@@ -1,48 +1,16 @@
-// The registry that capabilities (Core, Notify, Pay, Billing, AI) fill: their name, the event types they
-// emit, the usage metrics they count, the providers behind their circuit breakers, and an eraser for the
-// data they hold about people. Health reads the breakers from here.
+// The registry that capabilities (Core, Notify, Pay, Billing, AI) fill: their name, the usage metrics they
+// count, the providers behind their circuit breakers, and an eraser for the data they hold about people.
+// Health reads the breakers from here, erasure the erasers, daily limits the metrics.
 
 import type { Db } from './db/database.ts';
 import type { Subject } from './erasure/subject.ts';
 
 export type BreakerState = 'closed' | 'open' | 'half_open';
 
-/**
- * A circuit breaker around one provider: opens after `threshold` consecutive failures, lets one trial
- * through after `coolDownMs` (half_open), and closes again on a success.
- */
-export class CircuitBreaker {
+/** A circuit breaker a capability keeps around one provider; health reports its state. */
+export interface Breaker {
   readonly provider: string;
-  private failures = 0;
-  private openedAt: number | undefined;
-  private readonly threshold: number;
-  private readonly coolDownMs: number;
-  private readonly now: () => number;
-
-  constructor(
-    provider: string,
-    options: { threshold?: number; coolDownMs?: number; now?: () => number } = {},
-  ) {
-    this.provider = provider;
-    this.threshold = options.threshold ?? 5;
-    this.coolDownMs = options.coolDownMs ?? 30_000;
-    this.now = options.now ?? Date.now;
-  }
-
-  get state(): BreakerState {
-    if (this.openedAt === undefined) return 'closed';
-    return this.now() - this.openedAt >= this.coolDownMs ? 'half_open' : 'open';
-  }
-
-  recordSuccess() {
-    this.failures = 0;
-    this.openedAt = undefined;
-  }
-
-  recordFailure() {
-    this.failures++;
-    if (this.failures >= this.threshold || this.state === 'half_open') this.openedAt = this.now();
-  }
+  readonly state: BreakerState;
 }
 
 /** What an eraser is asked: the project, the normalized subject and its keyed hash (for tagged data). */
@@ -60,9 +28,9 @@ export interface Capability {
    * (anonymizing what the law requires to keep) and returns how many records it touched.
    */
   eraser?: (tx: Db, request: ErasureRequest) => Promise<number>;
-  eventTypes?: readonly string[];
+  /** the usage metrics it counts (a daily limit can only be set on one of these) */
   metrics?: readonly string[];
-  breakers?: readonly CircuitBreaker[];
+  breakers?: readonly Breaker[];
 }
 
 export class CapabilityRegistry {
@@ -76,6 +44,11 @@ export class CapabilityRegistry {
 
   list(): Capability[] {
     return [...this.capabilities.values()];
+  }
+
+  /** Every metric a capability counts, as `capability/metric`. */
+  metrics(): string[] {
+    return this.list().flatMap((c) => (c.metrics ?? []).map((metric) => `${c.name}/${metric}`));
   }
 
   breakers(): { provider: string; state: BreakerState }[] {

@@ -9,7 +9,6 @@ import type { Keyring } from './crypto.ts';
 import type { Database } from './db/database.ts';
 import { coreEraser } from './erasure/service.ts';
 import { type SubjectHasher, subjectHasher } from './erasure/subject.ts';
-import { TEST_EVENT_TYPE } from './events/store.ts';
 import { healthService } from './health/service.ts';
 import { type KeyCache, keyCache } from './keys/cache.ts';
 import { keyService } from './keys/service.ts';
@@ -54,7 +53,6 @@ export function createContext(options: ContextOptions): Context {
   const registry = options.registry ?? new CapabilityRegistry();
   registry.register({
     name: 'core',
-    eventTypes: [TEST_EVENT_TYPE],
     metrics: ['api_requests', 'events_published', 'webhook_deliveries', 'subjects_erased'],
     eraser: coreEraser,
   });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
-import { CapabilityRegistry, CircuitBreaker } from '../src/capabilities.ts';
+import { type BreakerState, CapabilityRegistry } from '../src/capabilities.ts';
 import { MIGRATIONS } from '../src/db/migrate.ts';
 import { expectProblem, startService } from './helpers/app.ts';
 import { databaseAddress, freshDatabase } from './helpers/database.ts';
@@ -14,7 +14,8 @@ const database = new URL(await freshDatabase());
 const proxy = await startProxy(databaseAddress(database.toString()));
 after(() => proxy.close());
 const proxiedUrl = `postgresql://postgres@127.0.0.1:${proxy.port}${database.pathname}`;
-const breaker = new CircuitBreaker('sms-gateway', { threshold: 2 });
+// A capability's breaker, as the registry sees it: a provider and a state the capability keeps.
+const breaker: { provider: string; state: BreakerState } = { provider: 'sms-gateway', state: 'closed' };
 const registry = new CapabilityRegistry();
 registry.register({ name: 'notify', breakers: [breaker] });
 const service = await startService({
@@ -44,13 +45,12 @@ describe('GET /api/health', () => {
   });
 
   test('an open breaker makes it degraded (still 200)', async () => {
-    breaker.recordFailure();
-    breaker.recordFailure();
+    breaker.state = 'open';
     const response = await service.request('GET', '/api/health', { key: tenant.key });
     assert.equal(response.status, 200);
     assert.equal(response.body.status, 'degraded');
     assert.deepEqual(response.body.breakers, [{ provider: 'sms-gateway', state: 'open' }]);
-    breaker.recordSuccess();
+    breaker.state = 'closed';
   });
 
   test('a pending migration makes it degraded', async () => {

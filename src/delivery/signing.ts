@@ -1,8 +1,9 @@
 // Standard Webhooks signing: HMAC-SHA256 over "id.timestamp.body" with each signing secret (active first,
 // then the previous one during a rotation), as `v1,<base64>` entries separated by spaces.
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Keyring } from '../crypto.ts';
-import { signingKeys } from '../webhooks/service.ts';
+import { signingKeys } from '../webhooks/secrets.ts';
 
 export function signatureHeader(secrets: KeyObject[], id: string, timestamp: number, body: string): string {
   return secrets
@@ -18,16 +19,17 @@ const CACHED_ENDPOINTS = 10_000;
  * The signing keys of endpoints, unsealed once and kept as KeyObjects: unsealing per delivery, and
  * handing createHmac raw bytes (it makes a key of them on every call), cost the worker more CPU than the
  * HMAC itself. An entry holds only while the endpoint's sealed secrets are the ones the claim read, so a
- * rotation or retirement takes effect with the next claimed delivery. Bounded; the oldest entry goes first.
+ * rotation or retirement takes effect with the next claimed delivery. Bounded; the least recently used
+ * endpoint goes first.
  */
 export function signingKeyCache(keyring: Keyring) {
-  const entries = new Map<string, { active: Buffer; previous: Buffer | null; keys: KeyObject[] }>();
+  const entries = new LRUCache<string, { active: Buffer; previous: Buffer | null; keys: KeyObject[] }>({
+    max: CACHED_ENDPOINTS,
+  });
   return (endpointId: string, active: Buffer, previous: Buffer | null): KeyObject[] => {
     const entry = entries.get(endpointId);
     if (entry && same(entry.active, active) && same(entry.previous, previous)) return entry.keys;
     const keys = signingKeys(keyring, endpointId, active, previous).map((key) => createSecretKey(key));
-    entries.delete(endpointId);
-    if (entries.size >= CACHED_ENDPOINTS) entries.delete(entries.keys().next().value as string);
     entries.set(endpointId, { active, previous, keys });
     return keys;
   };

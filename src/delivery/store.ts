@@ -1,5 +1,4 @@
 import type { Db } from '../db/database.ts';
-import type { QueueStats } from '../health/service.ts';
 
 export interface ClaimedDelivery {
   project_id: string;
@@ -155,22 +154,5 @@ export const deliveryStore = (db: Db) => ({
 
   async forgetWorker(workerId: string) {
     await db.query(`delete from worker_heartbeats where worker_id = $1`, [workerId]);
-  },
-
-  /** Health's queue figures, from the tables. */
-  async stats(): Promise<QueueStats> {
-    const { rows } = await db.query<QueueStats>(
-      `select
-         (select count(*) from deliveries where state = 'pending')::int as pending,
-         (select count(*) from deliveries where state = 'dead')::int as dead,
-         (select count(*) from delivery_attempts
-           where not succeeded and started_at > now() - interval '24 hours')::int as "failedAttempts24h",
-         (select count(*) from deliveries
-           where state = 'dead' and dead_at > now() - interval '24 hours')::int as "dead24h",
-         (exists (select 1 from deliveries where state = 'pending' and next_attempt_at <= now())
-          and not exists (select 1 from worker_heartbeats where seen_at > now() - interval '60 seconds'))
-           as "workerStale"`,
-    );
-    return rows[0] as QueueStats;
   },
 });

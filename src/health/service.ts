@@ -4,19 +4,9 @@ import type { CapabilityRegistry } from '../capabilities.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { appliedMigrations, MIGRATIONS } from '../db/migrate.ts';
-import { deliveryStore } from '../delivery/store.ts';
+import { type QueueStats, queueStats } from '../delivery/stats.ts';
 
 const PING_TIMEOUT_MS = 1000;
-
-export interface QueueStats {
-  /** Deliveries pending or in flight. */
-  pending: number;
-  dead: number;
-  failedAttempts24h: number;
-  dead24h: number;
-  /** True when deliveries are due and no worker has reported in for 60 s. */
-  workerStale: boolean;
-}
 
 export interface Health {
   status: 'ok' | 'degraded';
@@ -55,7 +45,7 @@ export function healthService(deps: { config: Config; db: Database; registry: Ca
           const applied = await appliedMigrations(db);
           lastMigration = applied.at(-1) ?? null;
           pendingMigrations = MIGRATIONS.some((m) => !applied.includes(m.name));
-          lastStats = await deliveryStore(db).stats();
+          lastStats = await queueStats(db);
         } catch {
           // The database answered the ping but not these reads: report what we last knew.
         }
