@@ -2,11 +2,15 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { Resolver } from '../src/webhooks/address-policy.ts';
-import { secretKey, webhookEndpointService } from '../src/webhooks/service.ts';
+import { signingKeys } from '../src/webhooks/secrets.ts';
 import { expectProblem, startService, type Tenant } from './helpers/app.ts';
 
+/** Names a test moves inward, or takes out of the DNS, after creating an endpoint on them. */
+const movedInward = new Set<string>();
+const vanished = new Set<string>();
 const resolve: Resolver = async (host) => {
-  if (host === 'inward.example.com') return ['10.1.2.3'];
+  if (host === 'inward.example.com' || movedInward.has(host)) return ['10.1.2.3'];
+  if (vanished.has(host)) throw new Error('ENOTFOUND');
   if (host.endsWith('.example.com')) return ['93.184.216.34'];
   throw new Error('ENOTFOUND');
 };
@@ -20,8 +24,18 @@ const create = (body: unknown, who: Tenant = tenant, headers: Record<string, str
 const list = (who: Tenant = tenant) => service.request('GET', '/core/v1/webhook-endpoints', { key: who.key });
 const act = (method: string, path: string, who: Tenant = tenant, headers: Record<string, string> = idem()) =>
   service.request(method, path, { key: who.key, headers });
-const secretsOf = (who: Tenant, id: string) =>
-  webhookEndpointService(service.db, service.context.keyring).signingSecrets(who.projectId, id);
+/** The HMAC key a `whsec_` secret stands for (its base64, decoded). */
+const secretKey = (secret: string) => Buffer.from(secret.slice('whsec_'.length), 'base64');
+
+/** The HMAC keys that sign for an endpoint now, as the worker unseals them. */
+async function secretsOf(who: Tenant, id: string): Promise<Buffer[]> {
+  const { rows } = await service.db.query(
+    'select active_secret, previous_secret from webhook_endpoints where project_id = $1 and id = $2',
+    [who.projectId, id],
+  );
+  const row = rows[0];
+  return row ? signingKeys(service.context.keyring, id, row.active_secret, row.previous_secret) : [];
+}
 const valid = {
   url: 'https://hooks.example.com/platform',
   eventTypes: ['pay.payment.succeeded', 'billing.invoice.paid'],
@@ -230,6 +244,25 @@ describe('webhook endpoints', () => {
       422,
       'IDEMPOTENCY_KEY_REUSED',
     );
+  });
+
+  test('a recorded create is replayed, secret and all, after its host name moves inward or stops resolving', async () => {
+    for (const [host, move] of [
+      ['moving.example.com', () => movedInward.add('moving.example.com')],
+      ['vanishing.example.com', () => vanished.add('vanishing.example.com')],
+    ] as const) {
+      const headers = idem();
+      const body = { url: `https://${host}/hook`, eventTypes: ['*'] };
+      const first = await create(body, tenant, headers);
+      assert.equal(first.status, 201, first.text);
+      move();
+      const again = await create(body, tenant, headers);
+      assert.equal(again.status, 201, again.text);
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.deepEqual(again.body, first.body);
+      // a new request to the same address is refused now
+      expectProblem(await create(body), 400, 'WEBHOOK_URL_NOT_ALLOWED');
+    }
   });
 
   test('the database holds no secret in clear, and each sealed secret names its master key', async () => {

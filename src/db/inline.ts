@@ -1,8 +1,7 @@
 // Statements with their values written in as literals, so that they can share one simple-protocol query
-// (one round trip) with others. Values are converted exactly as pg converts query parameters, and are left
+// (one round trip) with others. Values are written as PostgreSQL reads a parameter's text, and are left
 // untyped ('…'), as parameters are, so PostgreSQL infers their types from where they stand.
 import pg from 'pg';
-import { prepareValue } from 'pg/lib/utils.js';
 
 /**
  * The statement with every `$n` replaced by its value: parsed and planned by PostgreSQL on every call. A
@@ -43,9 +42,24 @@ export async function executable(client: pg.ClientBase, config: pg.QueryConfig):
   return values.length ? `execute ${name}(${values.map(literal).join(', ')})` : `execute ${name}`;
 }
 
+/** A value as an untyped SQL literal (test/inline.test.ts holds it to what pg sends as a parameter). */
 export function literal(value: unknown): string {
-  const prepared = prepareValue(value);
-  if (prepared === null) return 'null';
-  if (Buffer.isBuffer(prepared)) return pg.escapeLiteral(`\\x${prepared.toString('hex')}`);
-  return pg.escapeLiteral(prepared);
+  const text = asText(value);
+  return text === null ? 'null' : pg.escapeLiteral(text);
+}
+
+/** The text PostgreSQL parses for a value: bytea as hex, times in UTC, arrays as array literals, objects as JSON. */
+function asText(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (Buffer.isBuffer(value)) return `\\x${value.toString('hex')}`;
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return `{${value.map(arrayElement).join(',')}}`;
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+function arrayElement(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (Array.isArray(value)) return asText(value) as string;
+  return `"${(asText(value) as string).replace(/[\\"]/g, '\\$&')}"`;
 }

@@ -1,10 +1,11 @@
 // Webhook endpoints and the state machine of their signing secrets (spec section 3): one active secret,
-// plus a previous one while a rotation is under way. Secrets are `whsec_` + base64 of 32 random bytes,
-// returned in clear once (at creation and rotation) and kept only sealed.
-import { randomBytes, randomUUID } from 'node:crypto';
-import { type Keyring, seal, unseal } from '../crypto.ts';
+// plus a previous one while a rotation is under way (secrets.ts makes and seals them).
+import { randomUUID } from 'node:crypto';
+import type { Keyring } from '../crypto.ts';
 import type { Db } from '../db/database.ts';
 import { notFound, PlatformError } from '../errors.ts';
+import { checkWebhookUrl, type UrlCheckOptions } from './address-policy.ts';
+import { newSecret } from './secrets.ts';
 import { ENDPOINTS_PER_PROJECT, type EndpointRow, endpointStore } from './store.ts';
 
 export interface WebhookEndpoint {
@@ -16,8 +17,6 @@ export interface WebhookEndpoint {
   createdAt: string;
 }
 
-const SECRET_PREFIX = 'whsec_';
-
 const toRecord = (row: EndpointRow): WebhookEndpoint => ({
   id: row.id,
   url: row.url,
@@ -27,24 +26,25 @@ const toRecord = (row: EndpointRow): WebhookEndpoint => ({
   createdAt: row.created_at.toISOString(),
 });
 
-/** The sealing context binds a sealed secret to its endpoint: it cannot be moved to another. */
-const secretContext = (endpointId: string) => `webhook-secret:${endpointId}`;
+export interface EndpointDeps {
+  keyring: Keyring;
+  /** where webhooks may go: see address-policy.ts */
+  addresses: UrlCheckOptions;
+}
 
-export const webhookEndpointService = (db: Db, keyring: Keyring) => {
+export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
   const store = endpointStore(db);
-  const newSecret = (endpointId: string) => {
-    const bytes = randomBytes(32);
-    return {
-      clear: `${SECRET_PREFIX}${bytes.toString('base64')}`,
-      sealed: seal(keyring, bytes, secretContext(endpointId)),
-    };
-  };
+  const { keyring } = deps;
 
   return {
-    /** The URL must already have passed the address policy (it resolves outside any transaction). */
+    /**
+     * Checks the address (resolving its host name) before the first statement, so no database connection
+     * waits on DNS; an idempotent request's claim still comes before the refusal (idempotency/pipeline.ts).
+     */
     async create(projectId: string, input: { url: string; eventTypes: string[] }) {
+      await requireAllowedUrl(input.url, deps.addresses);
       const id = randomUUID();
-      const secret = newSecret(id);
+      const secret = newSecret(keyring, id);
       const row = await store.insertWithinLimit(projectId, { id, ...input, sealedSecret: secret.sealed });
       if (!row) {
         throw new PlatformError(
@@ -62,7 +62,7 @@ export const webhookEndpointService = (db: Db, keyring: Keyring) => {
     },
 
     async rotateSecret(projectId: string, id: string) {
-      const secret = newSecret(id);
+      const secret = newSecret(keyring, id);
       if (!(await store.rotate(projectId, id, secret.sealed))) throw notFound('webhook endpoint');
       return { id, secret: secret.clear };
     },
@@ -72,25 +72,14 @@ export const webhookEndpointService = (db: Db, keyring: Keyring) => {
       if (!row) throw notFound('webhook endpoint');
       return toRecord(row);
     },
-
-    /** For the delivery worker: the HMAC keys that sign for this endpoint, active first. Nothing broader. */
-    async signingSecrets(projectId: string, id: string): Promise<Buffer[]> {
-      const sealed = await store.sealedSecrets(projectId, id);
-      return sealed ? signingKeys(keyring, id, sealed.active_secret, sealed.previous_secret) : [];
-    },
   };
 };
 
-/** The HMAC keys of an endpoint from its sealed secrets: the active one, then the previous one if any. */
-export function signingKeys(
-  keyring: Keyring,
-  endpointId: string,
-  active: Buffer,
-  previous: Buffer | null,
-): Buffer[] {
-  const open = (sealed: Buffer) => unseal(keyring, sealed, secretContext(endpointId));
-  return previous ? [open(active), open(previous)] : [open(active)];
+async function requireAllowedUrl(url: string, options: UrlCheckOptions) {
+  const verdict = await checkWebhookUrl(url, options);
+  if (!verdict.allowed) {
+    throw new PlatformError('WEBHOOK_URL_NOT_ALLOWED', verdict.reason, {
+      errors: [{ pointer: '/url', detail: verdict.reason }],
+    });
+  }
 }
-
-/** The HMAC key a `whsec_` secret stands for. */
-export const secretKey = (secret: string) => Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');

@@ -100,12 +100,4 @@ export const endpointStore = (db: Db) => ({
     ]);
     return rowCount === 1;
   },
-
-  async sealedSecrets(projectId: string, id: string) {
-    const { rows } = await db.query<{ active_secret: Buffer; previous_secret: Buffer | null }>(
-      `select active_secret, previous_secret from webhook_endpoints where project_id = $1 and id = $2`,
-      [projectId, id],
-    );
-    return rows[0];
-  },
 });

@@ -1,8 +1,6 @@
 // The webhook-endpoint routes of spec section 4, with CONTRACT.md's answers for the ones it leaves open.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
-import { PlatformError } from '../../errors.ts';
-import { checkWebhookUrl } from '../../webhooks/address-policy.ts';
 import {
   CreateEndpointBodySchema,
   IdParamsSchema,
@@ -27,8 +25,11 @@ export const webhookEndpointRoutes = (context: Context) => async (app: FastifyIn
   ]) {
     app.addSchema(schema);
   }
-  const service = (request: FastifyRequest) =>
-    webhookEndpointService(transactionOf(request), context.keyring);
+  const deps = {
+    keyring: context.keyring,
+    addresses: { allowPrivate: context.config.webhookAllowPrivate, resolve: context.resolve },
+  };
+  const service = (request: FastifyRequest) => webhookEndpointService(transactionOf(request), deps);
   const write = { access: 'webhooks:write' as const };
   const byId = { headers: idempotencyHeader, params: IdParamsSchema, tags: TAGS };
 
@@ -42,20 +43,6 @@ export const webhookEndpointRoutes = (context: Context) => async (app: FastifyIn
         headers: idempotencyHeader,
         body: CreateEndpointBodySchema,
         response: { 201: ref('WebhookEndpointCreated'), ...errorResponses(400, 403, 409, 413, 415, 422) },
-      },
-      // The address policy resolves the host name: done before the request's transaction opens, so no
-      // database connection waits on DNS.
-      preHandler: async (request) => {
-        const { url } = request.body as { url: string };
-        const verdict = await checkWebhookUrl(url, {
-          allowPrivate: context.config.webhookAllowPrivate,
-          resolve: context.resolve,
-        });
-        if (!verdict.allowed) {
-          throw new PlatformError('WEBHOOK_URL_NOT_ALLOWED', verdict.reason, {
-            errors: [{ pointer: '/url', detail: verdict.reason }],
-          });
-        }
       },
     },
     async (request, reply) => {
@@ -76,7 +63,7 @@ export const webhookEndpointRoutes = (context: Context) => async (app: FastifyIn
       },
     },
     async (request) => ({
-      data: await webhookEndpointService(context.db, context.keyring).list(projectOf(request)),
+      data: await webhookEndpointService(context.db, deps).list(projectOf(request)),
     }),
   );
 

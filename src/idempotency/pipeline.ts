@@ -1,0 +1,200 @@
+// The transaction of an idempotent write, pipelined: the claim travels with the operation's first
+// statement, and the record with COMMIT, so a write takes two round trips (plus any further statements of
+// its operation), and a replay or a 409 one.
+//
+//   claim; begin; savepoint operation; <first statement>      (the connection is taken here, not before)
+//   <the operation's other statements>
+//   <record>; commit                                           (or, for a refusal of the domain:
+//                                                               rollback to savepoint operation; <record>; commit)
+//
+// The claim (idempotency_claim, migration 0006) takes the key's transaction-scoped advisory lock without
+// waiting and reads its record; it refuses by raising, which stops the string before BEGIN. The effect and
+// its record commit together or not at all; a fault, a crash or a lost connection rolls both back, which
+// releases the key at once. A refusal of the domain (a 4xx) is recorded in the same transaction, its
+// effects undone by the savepoint, so the key is never free in between. The connection is taken at the
+// first statement: an operation may first do slow work that holds none (resolving a host name), and
+// whatever it refuses there still meets the claim first.
+import type pg from 'pg';
+import type { Keyring } from '../crypto.ts';
+import type { Database, Db } from '../db/database.ts';
+import { executable } from '../db/inline.ts';
+import { type Answer, type RecordCodec, recordCodec } from './records.ts';
+import { claimQuery, claimRefusal, type Recorded, recordedMeanwhile, recordQuery } from './store.ts';
+
+/** The key a request claims, and what the request is. */
+export interface Claim {
+  projectId: string;
+  key: string;
+  fingerprint: Buffer;
+  now: Date;
+}
+
+/** An answer, with headers that go out with it (not recorded). */
+export type Refusal = Answer & { headers?: Record<string, string> };
+
+/** What became of a request. */
+export type Outcome =
+  | { kind: 'done'; answer: Refusal } // it ran (or the domain refused it), and its answer is recorded
+  | { kind: 'replayed'; answer: Answer } // the same request ran before: its recorded answer
+  | { kind: 'reused' } // the key was used by another request
+  | { kind: 'busy' }; // a request with this key is still running
+
+export interface Operation {
+  run(tx: Db, onCommit: (callback: () => void) => void): Promise<Answer>;
+  /** The answer to record for an error the domain raised on purpose, or undefined for a fault. */
+  refusal(error: unknown): Refusal | undefined;
+}
+
+const SAVEPOINT = 'operation';
+
+/** Thrown into the operation when its first statement's claim is refused; one instance, no stack to take. */
+const CLAIM_REFUSED = new Error('the idempotency claim was refused');
+
+export async function runIdempotent(
+  deps: { db: Database; keyring: Keyring },
+  claim: Claim,
+  operation: Operation,
+): Promise<Outcome> {
+  const transaction = new PipelinedTransaction(
+    deps.db,
+    claim,
+    recordCodec(deps.keyring, claim.projectId, claim.key),
+  );
+  try {
+    return await transaction.run(operation);
+  } finally {
+    await transaction.release();
+  }
+}
+
+class PipelinedTransaction {
+  /** The operation's handle: its first statement goes behind the claim, the others wait for that one. */
+  readonly handle: Db;
+  private client: pg.PoolClient | undefined;
+  private first: Promise<unknown> | undefined;
+  private refused: Outcome | undefined;
+  /** a transaction may be open on the client */
+  private open = false;
+  private broken = false;
+  private callbacks: (() => void)[] = [];
+  private readonly db: Database;
+  private readonly claim: Claim;
+  private readonly codec: RecordCodec;
+
+  constructor(db: Database, claim: Claim, codec: RecordCodec) {
+    this.db = db;
+    this.claim = claim;
+    this.codec = codec;
+    this.handle = {
+      query: ((statement: string | pg.QueryConfig, values?: unknown[]) => {
+        const config = typeof statement === 'string' ? { text: statement, values } : statement;
+        if (this.first) return this.first.then(() => (this.client as pg.PoolClient).query(config));
+        const first = this.begin(config);
+        this.first = first;
+        return first;
+      }) as Db['query'],
+    };
+  }
+
+  async run(operation: Operation): Promise<Outcome> {
+    let answer: Refusal;
+    let refusal = false;
+    try {
+      answer = await operation.run(this.handle, (callback) => this.callbacks.push(callback));
+    } catch (error) {
+      if (this.refused) return this.refused;
+      const refused = operation.refusal(error);
+      if (!refused) return this.fault(error);
+      answer = refused;
+      refusal = true;
+      this.callbacks = []; // its effects are undone: nothing to announce
+    }
+    if (this.refused) return this.refused; // the operation swallowed the claim's refusal
+    return this.commit(answer, refusal);
+  }
+
+  async release(): Promise<void> {
+    if (!this.client) return;
+    if (this.open)
+      await this.client.query('rollback').catch(() => {
+        this.broken = true;
+      });
+    this.client.release(this.broken);
+  }
+
+  /** Sends the claim, BEGIN (and the savepoint) with a statement; resolves with the statement's result. */
+  private async begin(statement: pg.QueryConfig, then = '', savepoint = true): Promise<pg.QueryResult> {
+    this.client ??= await this.db.pool.connect();
+    const client = this.client;
+    const { projectId, key, now } = this.claim;
+    const head = `${await executable(client, claimQuery(projectId, key, now))}; begin; `;
+    const text = `${head}${savepoint ? `savepoint ${SAVEPOINT}; ` : ''}${await executable(client, statement)}${then}`;
+    this.open = true;
+    try {
+      const results = (await client.query(text)) as unknown as pg.QueryResult[];
+      return results[savepoint ? 3 : 2] as pg.QueryResult;
+    } catch (error) {
+      const refusal = claimRefusal(error);
+      if (!refusal) throw error;
+      this.open = false; // the string stopped before BEGIN: its implicit transaction is gone
+      this.refused = this.outcomeOf(refusal);
+      throw CLAIM_REFUSED;
+    }
+  }
+
+  /** Records the answer and commits: in one round trip with the claim when no statement ran yet. */
+  private async commit(answer: Refusal, refusal: boolean): Promise<Outcome> {
+    const { projectId, key, fingerprint, now } = this.claim;
+    const record = recordQuery(projectId, key, this.codec.seal(fingerprint, answer), now);
+    try {
+      if (!this.first) await this.begin(record, '; commit', false);
+      else {
+        const client = this.client as pg.PoolClient;
+        const undo = refusal ? `rollback to savepoint ${SAVEPOINT}; ` : '';
+        await client.query(`${undo}${await executable(client, record)}; commit`);
+      }
+    } catch (error) {
+      if (this.refused) return this.refused;
+      if (!recordedMeanwhile(error)) throw error;
+      // A record committed meanwhile (the lock narrows that race but cannot close it): answer with it.
+      await this.client?.query('rollback');
+      this.open = false;
+      return (await this.check()) ?? { kind: 'busy' };
+    }
+    this.open = false;
+    for (const callback of this.callbacks) callback();
+    return { kind: 'done', answer };
+  }
+
+  /**
+   * A fault: before the first statement the claim still comes first (a replay of a recorded key wins
+   * over, say, today's limit being reached); otherwise the error goes on and the transaction rolls back.
+   */
+  private async fault(error: unknown): Promise<Outcome> {
+    if (!this.first) {
+      const outcome = await this.check().catch(() => undefined); // unreachable: the error stands
+      if (outcome) return outcome;
+    }
+    throw error;
+  }
+
+  /** The claim alone, in a transaction that ends at once: the refusal it meets, or undefined. */
+  private async check(): Promise<Outcome | undefined> {
+    this.client ??= await this.db.pool.connect();
+    const { projectId, key, now } = this.claim;
+    try {
+      await this.client.query(await executable(this.client, claimQuery(projectId, key, now)));
+      return undefined;
+    } catch (error) {
+      const refusal = claimRefusal(error);
+      if (!refusal) throw error;
+      return this.outcomeOf(refusal);
+    }
+  }
+
+  private outcomeOf(refusal: 'busy' | Recorded): Outcome {
+    if (refusal === 'busy') return { kind: 'busy' };
+    if (!refusal.fingerprint.equals(this.claim.fingerprint)) return { kind: 'reused' };
+    return { kind: 'replayed', answer: this.codec.open(refusal) };
+  }
+}
