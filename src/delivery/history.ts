@@ -1,6 +1,8 @@
 // Reading what happened to deliveries: an event's deliveries, and an endpoint's deliveries with their
 // attempts, newest first, a page at a time.
 import type { Db } from '../db/database.ts';
+import { notFound, PlatformError } from '../errors.ts';
+import { endpointStore } from '../webhooks/store.ts';
 
 export interface DeliveryView {
   id: string;
@@ -49,10 +51,10 @@ export interface Cursor {
   id: string;
 }
 
-export const encodeCursor = (cursor: Cursor) =>
+const encodeCursor = (cursor: Cursor) =>
   Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString('base64url');
 
-export function decodeCursor(value: string): Cursor | undefined {
+function decodeCursor(value: string): Cursor | undefined {
   try {
     const [createdAt, id] = JSON.parse(Buffer.from(value, 'base64url').toString()) as [string, string];
     if (Number.isNaN(Date.parse(createdAt)) || !/^[0-9a-f-]{36}$/.test(id)) return undefined;
@@ -74,7 +76,15 @@ export const deliveryHistory = (db: Db) => ({
   },
 
   /** A page of the endpoint's deliveries with their attempts, newest first; one more than asked tells if more exist. */
-  async ofEndpoint(projectId: string, endpointId: string, limit: number, after: Cursor | undefined) {
+  async ofEndpoint(projectId: string, endpointId: string, page: { limit: number; cursor?: string }) {
+    const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+    if (page.cursor !== undefined && !after) {
+      throw new PlatformError('VALIDATION_FAILED', 'the cursor is not one this API gave', {
+        errors: [{ parameter: 'cursor', detail: 'unknown cursor' }],
+      });
+    }
+    if (!(await endpointStore(db).exists(projectId, endpointId))) throw notFound('webhook endpoint');
+    const { limit } = page;
     const { rows } = await db.query<DeliveryView & { attempts: AttemptView[] }>(
       `select ${VIEW}, ${ATTEMPTS}
          from deliveries d join events e on e.project_id = d.project_id and e.id = d.event_id
@@ -84,10 +94,10 @@ export const deliveryHistory = (db: Db) => ({
         limit $5`,
       [projectId, endpointId, after?.createdAt ?? null, after?.id ?? null, limit + 1],
     );
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
+    const data = rows.slice(0, limit);
+    const last = data.at(-1);
     return {
-      data: page,
+      data,
       nextCursor:
         rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
     };

@@ -2,22 +2,34 @@
 // that holds data about people runs its eraser (which anonymizes what the law requires to keep), then the
 // erasure is audited with a keyed hash of the subject, never the subject itself.
 import type { Capability, CapabilityRegistry } from '../capabilities.ts';
+import type { Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
 import type { Principal } from '../keys/service.ts';
+import type { Meter } from '../usage/meter.ts';
 import { erasureStore } from './store.ts';
-import type { Subject, SubjectHasher } from './subject.ts';
+import { normalizeSubject, type SubjectHasher } from './subject.ts';
 
 export interface SubjectErased {
   capabilities: { capability: string; erased: number }[];
 }
 
-export const erasureService = (
-  tx: Db,
-  deps: { registry: CapabilityRegistry; hashSubject: SubjectHasher },
-) => ({
-  async erase(principal: Principal, subject: Subject, now: Date): Promise<SubjectErased> {
+export interface ErasureDeps {
+  registry: CapabilityRegistry;
+  hashSubject: SubjectHasher;
+  clock: Clock;
+  meter: Meter;
+  /** runs a callback once the caller's transaction commits */
+  onCommit: (callback: () => void) => void;
+}
+
+export const erasureService = (tx: Db, deps: ErasureDeps) => ({
+  /** Erases the subject (as given: it is validated and normalized here) in every capability. */
+  async erase(principal: Principal, given: { type: string; value: string }): Promise<SubjectErased> {
+    const subject = normalizeSubject(given);
     const subjectHmac = await deps.hashSubject(subject);
     const projectId = principal.project.id;
+    const now = deps.clock.now();
+    deps.onCommit(() => deps.meter.count(projectId, 'core', 'subjects_erased'));
     const capabilities: SubjectErased['capabilities'] = [];
     for (const capability of deps.registry.list()) {
       if (!capability.eraser) continue;

@@ -1,22 +1,51 @@
-// Events: what capabilities publish. `emit` runs in the caller's transaction, so an event exists exactly
-// when the change that caused it commits (and its deliveries with it).
+// Events: what capabilities and products publish. Every write runs in the caller's transaction, so an
+// event exists exactly when the change that caused it commits (and its deliveries with it); the worker is
+// woken once it has.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.ts';
-import type { Subject, SubjectHasher } from '../erasure/subject.ts';
+import { normalizeSubject, type Subject, type SubjectHasher } from '../erasure/subject.ts';
 import { notFound, PlatformError } from '../errors.ts';
+import type { UsageLimits } from '../usage/limits.ts';
+import type { Meter } from '../usage/meter.ts';
 import { eventStore } from './store.ts';
+
+/** The most a published event's `data` may weigh, as JSON. */
+export const MAX_EVENT_DATA_BYTES = 256 * 1024;
 
 export interface NewEvent {
   projectId: string;
   type: string;
-  data: Record<string, unknown>;
+  data: object;
   /** The people the event concerns (normalized), so that their erasure can redact it. */
   subjects?: Subject[];
 }
 
-export const eventService = (tx: Db, deps: { hashSubject: SubjectHasher }) => {
+/** An event as a product publishes it over the API. */
+export interface Publication {
+  type: string;
+  data: object;
+  subjects?: { type: string; value: string }[];
+}
+
+export interface EventDeps {
+  hashSubject: SubjectHasher;
+  limits: UsageLimits;
+  meter: Meter;
+  /** wakes the delivery workers (in this process; others hear the NOTIFY the statements send) */
+  wake: () => void;
+  /** runs a callback once the caller's transaction commits */
+  onCommit: (callback: () => void) => void;
+}
+
+export const eventService = (tx: Db, deps: EventDeps) => {
   const store = eventStore(tx);
-  return {
+  /** The result of a write that may have queued deliveries: the workers are woken once it commits. */
+  const queued = <T extends object>(result: T): T => {
+    if ((result as { deliveries?: number }).deliveries !== 0) deps.onCommit(deps.wake);
+    return result;
+  };
+
+  const service = {
     async emit(event: NewEvent): Promise<{ eventId: string; deliveries: number }> {
       const id = randomUUID();
       const subjectHmacs = await Promise.all((event.subjects ?? []).map(deps.hashSubject));
@@ -27,7 +56,30 @@ export const eventService = (tx: Db, deps: { hashSubject: SubjectHasher }) => {
         data: event.data,
         subjectHmacs,
       });
-      return { eventId: id, deliveries };
+      return queued({ eventId: id, deliveries });
+    },
+
+    /**
+     * A product's event: its type outside the platform's reserved `core.` namespace, its data within the
+     * size limit and its subjects valid, and within the project's daily limit of published events.
+     */
+    async publish(projectId: string, publication: Publication) {
+      if (publication.type.startsWith('core.')) {
+        throw new PlatformError(
+          'VALIDATION_FAILED',
+          'event types under core. are reserved for the platform',
+          {
+            errors: [{ pointer: '/type', detail: 'the core. namespace is reserved' }],
+          },
+        );
+      }
+      if (Buffer.byteLength(JSON.stringify(publication.data)) > MAX_EVENT_DATA_BYTES) {
+        throw new PlatformError('PAYLOAD_TOO_LARGE', 'the event data is over 256 KiB');
+      }
+      const subjects = (publication.subjects ?? []).map((subject) => normalizeSubject(subject));
+      await deps.limits.check(projectId, 'core', 'events_published', { db: tx });
+      deps.onCommit(() => deps.meter.count(projectId, 'core', 'events_published'));
+      return service.emit({ projectId, type: publication.type, data: publication.data, subjects });
     },
 
     /** Same eventId, new deliveries to the endpoints subscribed now, signed afresh when sent. */
@@ -40,7 +92,7 @@ export const eventService = (tx: Db, deps: { hashSubject: SubjectHasher }) => {
           'the event is still being dispatched for the first time; replay it once every first attempt is made',
         );
       }
-      return { eventId, deliveries: await store.replay(projectId, eventId, state.type) };
+      return queued({ eventId, deliveries: await store.replay(projectId, eventId, state.type) });
     },
 
     /** A signed core.webhook.test event to this endpoint only, whatever its eventTypes. */
@@ -51,7 +103,8 @@ export const eventService = (tx: Db, deps: { hashSubject: SubjectHasher }) => {
         endpointId,
       };
       if (!(await store.insertTest(projectId, endpointId, eventId, data))) throw notFound('webhook endpoint');
-      return { eventId, endpointId };
+      return queued({ eventId, endpointId });
     },
   };
+  return service;
 };

@@ -1,24 +1,26 @@
+// What every route file shares: the idempotency-key header schema, and the request's transaction scope.
 import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
 import { principalOf } from '../auth.ts';
 
-/** The idempotency-key header, for the OpenAPI document (presence and form are checked by idempotency.ts). */
-export const idempotencyHeader = {
-  type: 'object',
-  properties: {
-    'idempotency-key': { type: 'string', description: '1-255 visible ASCII characters, or a quoted string' },
-  },
-} as const;
+/** The idempotency-key header (its presence and form are checked first, by http/idempotency.ts). */
+export const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.String({ description: '1-255 visible ASCII characters, or a quoted string' }),
+});
+
+/** The transaction of an idempotent route's request, and how to act once it commits. */
+export function writeScope(request: FastifyRequest): { tx: Db; onCommit: (callback: () => void) => void } {
+  if (!request.tx || !request.onCommit)
+    throw new Error(`route ${request.routeOptions.url} is not idempotent but asks for its transaction`);
+  return { tx: request.tx, onCommit: request.onCommit };
+}
 
 /** The transaction of an idempotent route's request. */
-export function transactionOf(request: FastifyRequest): Db {
-  if (!request.tx)
-    throw new Error(`route ${request.routeOptions.url} is not idempotent but asks for its transaction`);
-  return request.tx;
-}
+export const transactionOf = (request: FastifyRequest): Db => writeScope(request).tx;
 
 /** The id of the project the request's key belongs to. */
 export const projectOf = (request: FastifyRequest) => principalOf(request).project.id;
 
-/** The `{id}` path parameter (already validated as a UUID by the route's schema). */
-export const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
+/** A reference to a schema added with app.addSchema, for the OpenAPI document. */
+export const ref = (id: string) => ({ $ref: `${id}#` });
