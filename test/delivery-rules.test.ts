@@ -76,4 +76,104 @@ describe('delivery rules while nothing is delivering', () => {
     await service.db.query(`insert into worker_heartbeats values ('w', 'h', 1, now(), now())`);
     assert.equal((await request('GET', '/api/health')).body.status, 'ok');
   });
+
+  test('410 Gone: nothing more is sent to the endpoint, not even what a worker already holds', async () => {
+    const gone = await startReceiver((_received, _index, response) => {
+      setTimeout(() => response.writeHead(410).end(), 300); // long enough for the worker to hold the rest
+    });
+    const endpointId = (
+      await request('POST', '/core/v1/webhook-endpoints', { url: gone.url, eventTypes: ['pay.gone.thing'] })
+    ).body.id;
+    const events: string[] = [];
+    for (let i = 0; i < 6; i++)
+      events.push(
+        (await request('POST', '/core/v1/events', { type: 'pay.gone.thing', data: { i } })).body.eventId,
+      );
+
+    // Four sends in flight at most, one of them to an endpoint: the worker holds the other three it claimed.
+    const worker = new DeliveryWorker({
+      ...service.context,
+      config: {
+        ...service.context.config,
+        webhookAllowPrivate: true,
+        workerConcurrency: 4,
+        workerPollMs: 100,
+      },
+    });
+    await worker.start();
+    try {
+      const states = await eventually(async () => {
+        const { rows } = await service.db.query(
+          `select state, count(*)::int as n from deliveries where endpoint_id = $1 group by state order by state`,
+          [endpointId],
+        );
+        return rows.every((row) => row.state !== 'pending') && rows;
+      });
+      assert.deepEqual(states, [
+        { state: 'cancelled', n: 5 },
+        { state: 'dead', n: 1 },
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(gone.received.length, 1, 'one request reached the endpoint that answered 410');
+
+      // A delivery queued for the disabled endpoint all the same (a test event) is cancelled, not sent.
+      const test = await request('POST', `/core/v1/webhook-endpoints/${endpointId}/test`);
+      assert.equal(test.status, 200, test.text);
+      const delivery = await eventually(async () => {
+        const found = (await request('GET', `/core/v1/events/${test.body.eventId}`)).body.deliveries[0];
+        return found?.state !== 'pending' && found;
+      });
+      assert.equal(delivery.state, 'cancelled');
+      assert.equal(delivery.lastError, 'endpoint disabled');
+      assert.equal(gone.received.length, 1);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  test('deleting an endpoint while a worker holds its deliveries: they go unsent, the attempt in flight is recorded', async () => {
+    const slow = await startReceiver((_received, _index, response) => {
+      setTimeout(() => response.writeHead(204).end(), 400);
+    });
+    const endpointId = (
+      await request('POST', '/core/v1/webhook-endpoints', { url: slow.url, eventTypes: ['pay.slow.thing'] })
+    ).body.id;
+    for (let i = 0; i < 6; i++)
+      await request('POST', '/core/v1/events', { type: 'pay.slow.thing', data: { i } });
+    const worker = new DeliveryWorker({
+      ...service.context,
+      config: {
+        ...service.context.config,
+        webhookAllowPrivate: true,
+        workerConcurrency: 4,
+        workerPollMs: 100,
+      },
+    });
+    await worker.start();
+    try {
+      await slow.waitFor(1);
+      // The worker learns of the deletion from PostgreSQL's notification, as every worker process does.
+      assert.equal((await request('DELETE', `/core/v1/webhook-endpoints/${endpointId}`)).status, 204);
+      const rows = await eventually(async () => {
+        const { rows } = await service.db.query(
+          `select state, attempts, last_error from deliveries where endpoint_id = $1 order by attempts desc`,
+          [endpointId],
+        );
+        return rows[0]?.attempts === 1 && rows;
+      });
+      assert.deepEqual(
+        rows.map((row) => [row.state, row.attempts, row.last_error]),
+        [['cancelled', 1, 'endpoint deleted'], ...Array(5).fill(['cancelled', 0, 'endpoint deleted'])],
+      );
+      const { rows: attempts } = await service.db.query(
+        `select a.status_code from delivery_attempts a join deliveries d on d.id = a.delivery_id where d.endpoint_id = $1`,
+        [endpointId],
+      );
+      assert.deepEqual(attempts, [{ status_code: 204 }], 'the attempt made is on record');
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      assert.equal(slow.received.length, 1, 'what the worker held was not sent');
+    } finally {
+      await worker.stop();
+    }
+  });
 });

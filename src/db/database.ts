@@ -18,8 +18,11 @@ export interface Database extends Db {
   pool: pg.Pool;
   /** Runs fn in one transaction; callbacks registered with onCommit run after a successful commit. */
   transaction<T>(fn: (tx: Db, onCommit: (callback: () => void) => void) => Promise<T>): Promise<T>;
-  /** LISTENs on a channel on a connection of its own, reconnecting after a loss; returns a stop function. */
-  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  /**
+   * LISTENs on a channel on a connection of its own, reconnecting after a loss; returns a stop function.
+   * onNotify gets each notification's payload, and '' after (re)connecting: anything sent meanwhile.
+   */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   /** `select 1` within timeoutMs: false when the database cannot be reached in that time. */
   ping(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
@@ -87,13 +90,17 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
 
 const RELISTEN_MS = 1000;
 
-async function listen(url: string, channel: string, onNotify: () => void): Promise<() => Promise<void>> {
+async function listen(
+  url: string,
+  channel: string,
+  onNotify: (payload: string) => void,
+): Promise<() => Promise<void>> {
   let client: pg.Client | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
   const connect = async () => {
     const next = new pg.Client({ connectionString: url, application_name: 'platform-core listener' });
-    next.on('notification', onNotify);
+    next.on('notification', (message) => onNotify(message.payload ?? ''));
     const lost = () => {
       if (client !== next) return;
       client = undefined;
@@ -106,7 +113,7 @@ async function listen(url: string, channel: string, onNotify: () => void): Promi
       await next.connect();
       await next.query(`listen ${channel}`);
       client = next;
-      onNotify(); // anything sent while we were not listening is found by this wake-up
+      onNotify(''); // anything sent while we were not listening is found by this wake-up
     } catch {
       void endWithin(next);
       if (!closed) retry = setTimeout(() => void connect().catch(() => {}), RELISTEN_MS);

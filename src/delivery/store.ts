@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.ts';
+import { DELIVERIES_CHANNEL } from '../events/store.ts';
 
 export interface ClaimedDelivery {
   project_id: string;
@@ -11,8 +12,8 @@ export interface ClaimedDelivery {
   /** the payload as JSON text, spliced into the body as is (no parse and re-serialise per delivery) */
   data: string;
   event_created_at: Date;
-  url: string | null;
-  active_secret: Buffer | null;
+  url: string;
+  active_secret: Buffer;
   previous_secret: Buffer | null;
 }
 
@@ -35,30 +36,39 @@ export const deliveryStore = (db: Db) => ({
   /**
    * Claims up to `limit` due deliveries in one statement: due order, `skip locked` so workers never wait on
    * each other, a lease (an expired lease is due again: a crashed worker loses nothing), and everything
-   * the send needs (event, endpoint address, sealed secrets) joined in.
+   * the send needs (event, endpoint address, sealed secrets) joined in. A due delivery whose endpoint is
+   * gone or disabled is cancelled here instead (one queued while its endpoint was being deleted, say).
    */
   async claim(limit: number, leaseSeconds: number, leaseToken: string, saturatedEndpoints: string[]) {
     const { rows } = await db.query<ClaimedDelivery>({
       name: 'delivery-claim',
       text: `with due as (
-         select project_id, id from deliveries
-          where state = 'pending' and next_attempt_at <= now()
-            and (lease_until is null or lease_until < now())
-            and endpoint_id <> all ($4::uuid[])
-          order by next_attempt_at
+         select d.project_id, d.id, w.active as sendable,
+                case when w.id is null then 'endpoint deleted' else 'endpoint disabled' end as unsendable
+           from deliveries d
+           left join webhook_endpoints w on w.project_id = d.project_id and w.id = d.endpoint_id
+          where d.state = 'pending' and d.next_attempt_at <= now()
+            and (d.lease_until is null or d.lease_until < now())
+            and d.endpoint_id <> all ($4::uuid[])
+          order by d.next_attempt_at
           limit $1
-          for update skip locked
+          for update of d skip locked
+       ), dropped as (
+         update deliveries d set state = 'cancelled', lease_until = null, lease_token = null,
+                last_error = due.unsendable
+           from due
+          where d.project_id = due.project_id and d.id = due.id and due.sendable is not true
        ), claimed as (
          update deliveries d
             set lease_until = now() + make_interval(secs => $2), lease_token = $3
            from due
-          where d.project_id = due.project_id and d.id = due.id
+          where d.project_id = due.project_id and d.id = due.id and due.sendable
          returning d.project_id, d.id, d.event_id, d.endpoint_id, d.attempts
        )
        select c.*, e.type, e.data::text as data, e.created_at as event_created_at, w.url, w.active_secret, w.previous_secret
          from claimed c
          join events e on e.project_id = c.project_id and e.id = c.event_id
-         left join webhook_endpoints w on w.project_id = c.project_id and w.id = c.endpoint_id`,
+         join webhook_endpoints w on w.project_id = c.project_id and w.id = c.endpoint_id`,
       values: [limit, leaseSeconds, leaseToken, saturatedEndpoints],
     });
     return rows;
@@ -66,7 +76,8 @@ export const deliveryStore = (db: Db) => ({
 
   /**
    * Records a batch of attempts in one statement: each delivery's next state (only while this worker still
-   * holds its lease), and one attempt row each.
+   * holds its lease), and one attempt row each. A delivery cancelled while its attempt was in flight keeps
+   * its state and reason (cancelPending leaves the lease token for this), and the attempt is recorded.
    */
   async complete(batch: Completion[]) {
     if (batch.length === 0) return;
@@ -80,14 +91,15 @@ export const deliveryStore = (db: Db) => ({
                 succeeded, response_body)
        ), updated as (
          update deliveries d
-            set state = r.state,
+            set state = case when d.state = 'pending' then r.state else d.state end,
                 attempts = d.attempts + 1,
-                next_attempt_at = case when r.state = 'pending'
+                next_attempt_at = case when d.state = 'pending' and r.state = 'pending'
                                        then now() + make_interval(secs => r.retry_in) else d.next_attempt_at end,
                 lease_until = null, lease_token = null,
-                last_status = r.status_code, last_error = r.error,
-                delivered_at = case when r.state = 'delivered' then now() end,
-                dead_at = case when r.state = 'dead' then now() end
+                last_status = r.status_code,
+                last_error = case when d.state = 'pending' then r.error else d.last_error end,
+                delivered_at = case when d.state = 'pending' and r.state = 'delivered' then now() end,
+                dead_at = case when d.state = 'pending' and r.state = 'dead' then now() end
            from r
           where d.project_id = r.project_id and d.id = r.id and d.lease_token = r.lease_token
          returning d.project_id, d.id, d.attempts, r.started_at, r.duration_ms, r.status_code, r.error,
@@ -113,15 +125,6 @@ export const deliveryStore = (db: Db) => ({
     });
   },
 
-  /** Pending deliveries that cannot be sent (their endpoint is gone) are cancelled. */
-  async cancel(projectId: string, ids: string[]) {
-    await db.query(
-      `update deliveries set state = 'cancelled', lease_until = null, lease_token = null
-        where project_id = $1 and id = any ($2::uuid[]) and state = 'pending'`,
-      [projectId, ids],
-    );
-  },
-
   /** Hands a claimed delivery back (a stopping worker that never started it). */
   async release(projectId: string, id: string) {
     await db.query(
@@ -131,17 +134,16 @@ export const deliveryStore = (db: Db) => ({
     );
   },
 
-  /** The receiver answered 410 Gone: the endpoint is disabled and its other pending deliveries cancelled. */
-  async disableEndpoint(projectId: string, endpointId: string) {
+  /**
+   * The receiver answered 410 Gone to a delivery: the endpoint is disabled, and its other pending
+   * deliveries cancelled (that one dies with its attempt).
+   */
+  async disableEndpoint(projectId: string, endpointId: string, goneDeliveryId: string) {
     await db.query(`update webhook_endpoints set active = false where project_id = $1 and id = $2`, [
       projectId,
       endpointId,
     ]);
-    await db.query(
-      `update deliveries set state = 'cancelled', last_error = 'endpoint disabled after 410 Gone'
-        where project_id = $1 and endpoint_id = $2 and state = 'pending' and lease_token is null`,
-      [projectId, endpointId],
-    );
+    await cancelPending(db, projectId, endpointId, 'endpoint disabled after 410 Gone', goneDeliveryId);
   },
 
   async heartbeat(worker: { id: string; host: string; pid: number; startedAt: Date }) {
@@ -156,3 +158,27 @@ export const deliveryStore = (db: Db) => ({
     await db.query(`delete from worker_heartbeats where worker_id = $1`, [workerId]);
   },
 });
+
+/**
+ * Cancels an endpoint's pending deliveries, held by a worker or not, and tells every worker to drop the
+ * ones it holds (NOTIFY with the endpoint's id, sent at commit). The lease token stays, so that an attempt
+ * in flight is still recorded when it ends (see complete). The one way an endpoint's deliveries are
+ * cancelled: on deletion and when a 410 disables it.
+ */
+export async function cancelPending(
+  db: Db,
+  projectId: string,
+  endpointId: string,
+  reason: string,
+  except: string | null = null,
+) {
+  await db.query(
+    `with cancelled as (
+       update deliveries set state = 'cancelled', lease_until = null, last_error = $3
+        where project_id = $1 and endpoint_id = $2 and state = 'pending' and id is distinct from $4
+       returning 1
+     )
+     select pg_notify('${DELIVERIES_CHANNEL}', $2::text) from (select 1 from cancelled limit 1) as any_cancelled`,
+    [projectId, endpointId, reason, except],
+  );
+}

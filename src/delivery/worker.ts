@@ -102,7 +102,12 @@ export class DeliveryWorker {
       setInterval(() => this.wake(), this.deps.config.workerPollMs),
     );
     this.deps.signals?.on('deliveries', this.onSignal);
-    this.stopListening = await this.deps.db.listen(DELIVERIES_CHANNEL, () => this.wake());
+    // A payload names an endpoint whose pending deliveries were cancelled: what this worker holds of them
+    // goes unsent. Every notification may mean work.
+    this.stopListening = await this.deps.db.listen(DELIVERIES_CHANNEL, (endpointId) => {
+      if (endpointId) this.drop(endpointId);
+      this.wake();
+    });
     this.deps.log.info({ worker: this.id, concurrency: this.concurrency }, 'delivery worker started');
     this.wake();
   }
@@ -162,8 +167,7 @@ export class DeliveryWorker {
   private async run(delivery: ClaimedDelivery, token: string) {
     this.inFlight++;
     try {
-      const completion = await this.deliver(delivery, token);
-      if (completion) this.complete(completion);
+      this.complete(await this.deliver(delivery, token));
     } catch (error) {
       this.deps.log.error(
         { err: error, delivery: delivery.id },
@@ -201,13 +205,18 @@ export class DeliveryWorker {
     return this.load.size === 0;
   }
 
+  /** Forgets the deliveries held for an endpoint and not yet started (they were cancelled). */
+  private drop(endpointId: string) {
+    const held = this.waiting.get(endpointId);
+    if (!held) return;
+    this.waiting.delete(endpointId);
+    const left = (this.load.get(endpointId) ?? 0) - held.length;
+    if (left > 0) this.load.set(endpointId, left);
+    else this.load.delete(endpointId);
+  }
+
   /** One attempt: sign, send, and decide the delivery's next state. */
-  private async deliver(delivery: ClaimedDelivery, token: string): Promise<Completion | undefined> {
-    if (!delivery.url || !delivery.active_secret) {
-      await this.store.cancel(delivery.project_id, [delivery.id]); // the endpoint is gone
-      return undefined;
-    }
-    // {"id","type","timestamp","data"}: the stored payload goes in as the text PostgreSQL gave.
+  private async deliver(delivery: ClaimedDelivery, token: string): Promise<Completion> {    // {"id","type","timestamp","data"}: the stored payload goes in as the text PostgreSQL gave.
     const body = `{"id":${JSON.stringify(delivery.event_id)},"type":${JSON.stringify(delivery.type)},"timestamp":"${delivery.event_created_at.toISOString()}","data":${delivery.data}}`;
     const timestamp = Math.floor(Date.now() / 1000);
     const secrets = this.signingKeys(delivery.endpoint_id, delivery.active_secret, delivery.previous_secret);
@@ -222,8 +231,10 @@ export class DeliveryWorker {
       body,
     );
     const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-    if (result.statusCode === 410)
-      await this.store.disableEndpoint(delivery.project_id, delivery.endpoint_id);
+    if (result.statusCode === 410) {
+      await this.store.disableEndpoint(delivery.project_id, delivery.endpoint_id, delivery.id);
+      this.drop(delivery.endpoint_id); // at once: the notification comes back to us later
+    }
     return {
       projectId: delivery.project_id,
       id: delivery.id,

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Keyring } from '../crypto.ts';
 import type { Db } from '../db/database.ts';
+import { cancelPending } from '../delivery/store.ts';
 import { notFound, PlatformError } from '../errors.ts';
 import { checkWebhookUrl, type UrlCheckOptions } from './address-policy.ts';
 import { newSecret } from './secrets.ts';
@@ -57,8 +58,10 @@ export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
 
     list: async (projectId: string) => (await store.list(projectId)).map(toRecord),
 
+    /** Deletes the endpoint and its secrets; its pending deliveries are cancelled (their history stays). */
     async delete(projectId: string, id: string) {
       if (!(await store.delete(projectId, id))) throw notFound('webhook endpoint');
+      await cancelPending(db, projectId, id, 'endpoint deleted');
     },
 
     async rotateSecret(projectId: string, id: string) {

@@ -52,7 +52,7 @@ export const endpointStore = (db: Db) => ({
     return rows;
   },
 
-  /** Deletes the endpoint and its secrets, and cancels its pending deliveries (their history stays). */
+  /** Deletes the endpoint and its secrets, and gives its slot back to the project's count. */
   async delete(projectId: string, id: string) {
     const { rows } = await db.query<{ deleted: boolean }>(
       `with gone as (
@@ -60,10 +60,6 @@ export const endpointStore = (db: Db) => ({
        ), counted as (
          update projects set webhook_endpoints = webhook_endpoints - 1
           where id = $1 and exists (select 1 from gone)
-       ), cancelled as (
-         update deliveries set state = 'cancelled', lease_until = null, lease_token = null,
-                last_error = 'endpoint deleted'
-          where project_id = $1 and endpoint_id = $2 and state = 'pending' and exists (select 1 from gone)
        )
        select exists (select 1 from gone) as deleted`,
       [projectId, id],
