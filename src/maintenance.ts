@@ -1,31 +1,61 @@
-// Housekeeping that runs in the worker processes (`start`, `worker`): forgetting idempotency records after
-// 24 hours. Expired records are already ignored when a key is claimed; purging only reclaims the space.
+// Housekeeping that runs in the worker processes (`start`, `worker`), every 10 minutes and 5 s after the
+// start: each task is idempotent and safe with several workers running it at once.
+//  - idempotency records are forgotten after 24 hours (expired ones are already ignored by the claim:
+//    purging only reclaims the space);
+//  - usage meters silent for 7 days are forgotten: a meter's row is what makes its retried flush count
+//    once, and a process retries within seconds, so a week is far beyond any retry.
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
 import type { Database } from './db/database.ts';
 import { idempotencyStore } from './idempotency/store.ts';
+import { usageStore } from './usage/store.ts';
 
 const EVERY_MS = 10 * 60_000;
+export const METER_RETENTION_MS = 7 * 86_400_000;
 
-export function startMaintenance(deps: { db: Database; clock: Clock; log: Logger }): () => void {
-  const { db, clock, log } = deps;
+interface Deps {
+  db: Database;
+  clock: Clock;
+  log: Logger;
+}
+
+/** One pass of every task; a failed task is logged and tried again at the next pass. */
+export async function runMaintenance({ db, clock, log }: Deps): Promise<void> {
+  const tasks: [string, () => Promise<number>][] = [
+    [
+      'forgot idempotency records older than 24 hours',
+      () => drain(() => idempotencyStore(db).purge(clock.now())),
+    ],
+    [
+      'forgot usage meters silent for 7 days',
+      () => usageStore(db).forgetMeters(new Date(clock.now().getTime() - METER_RETENTION_MS)),
+    ],
+  ];
+  for (const [done, task] of tasks) {
+    try {
+      const count = await task();
+      if (count > 0) log.info({ count }, done);
+    } catch (error) {
+      log.warn({ err: error, task: done }, 'maintenance task failed; retrying at the next run');
+    }
+  }
+}
+
+/** Runs a batched purge until a batch comes back empty; the total. */
+async function drain(batch: () => Promise<number>): Promise<number> {
+  let total = 0;
+  for (let n = await batch(); n > 0; n = await batch()) total += n;
+  return total;
+}
+
+export function startMaintenance(deps: Deps): () => void {
   let busy = false; // a slow run is not overlapped by the next
   const run = async () => {
     if (busy) return;
     busy = true;
-    try {
-      let purged = 0;
-      let batch: number;
-      do {
-        batch = await idempotencyStore(db).purge(clock.now());
-        purged += batch;
-      } while (batch > 0);
-      if (purged > 0) log.info({ purged }, 'forgot idempotency records older than 24 hours');
-    } catch (error) {
-      log.warn({ err: error }, 'idempotency purge failed; retrying at the next run');
-    } finally {
+    await runMaintenance(deps).finally(() => {
       busy = false;
-    }
+    });
   };
   const first = setTimeout(run, 5_000);
   const timer = setInterval(run, EVERY_MS);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { manualClock } from '../src/clock.ts';
+import { runMaintenance } from '../src/maintenance.ts';
 import { usageStore } from '../src/usage/store.ts';
 import { expectProblem, startService } from './helpers/app.ts';
 
@@ -165,9 +166,39 @@ describe('metering and daily limits', () => {
       metric: 'api_requests',
       count: 5,
     };
-    await store.add('00000000-0000-4000-8000-00000000f105', [increment]);
-    await store.add('00000000-0000-4000-8000-00000000f105', [increment]);
+    const meter = '00000000-0000-4000-8000-00000000f105';
+    await store.add(meter, 1, [increment]);
+    await store.add(meter, 1, [increment]); // the retry of a flush that had landed
     assert.equal(await store.countOn(tenant.projectId, '2026-03-01', 'core', 'api_requests'), 5);
+    await store.add(meter, 2, [increment]);
+    await store.add(meter, 1, [increment]); // a stray retry of an older flush
+    assert.equal(await store.countOn(tenant.projectId, '2026-03-01', 'core', 'api_requests'), 10);
+  });
+
+  test('flush bookkeeping does not grow: one row per process, forgotten by maintenance after 7 silent days', async () => {
+    const tenant = await service.tenant();
+    const { meter } = service.context;
+    for (let i = 0; i < 30; i++) {
+      meter.count(tenant.projectId, 'core', 'api_requests');
+      await meter.flush();
+    }
+    const rows = async () =>
+      (await service.db.query('select meter_id, last_flush from usage_meters order by flushed_at')).rows;
+    const mine = (await rows()).filter((row) => row.meter_id === meter.id);
+    assert.equal(mine.length, 1, 'one row for this process after 30 flushes');
+    assert.ok(Number(mine[0]?.last_flush) >= 30);
+
+    // A process gone for a week, and one that flushed a day ago: maintenance forgets the first only.
+    await service.db.query(
+      `insert into usage_meters (meter_id, last_flush, flushed_at) values
+         ('00000000-0000-4000-8000-0000000000a1', 7, $1), ('00000000-0000-4000-8000-0000000000a2', 7, $2)`,
+      [new Date(clock.now().getTime() - 8 * 86_400_000), new Date(clock.now().getTime() - 86_400_000)],
+    );
+    await runMaintenance({ ...service.context, clock });
+    const left = (await rows()).map((row) => row.meter_id);
+    assert.ok(!left.includes('00000000-0000-4000-8000-0000000000a1'));
+    assert.ok(left.includes('00000000-0000-4000-8000-0000000000a2'));
+    assert.ok(left.includes(meter.id));
   });
 });
 

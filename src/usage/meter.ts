@@ -1,7 +1,8 @@
 // Counting usage without a database write on any request's path: increments are summed in memory and
-// flushed in one statement about once a second, and on shutdown. A crash loses at most that second. A
-// failed flush is retried with the same flush id, which the database records with the counts, so an
-// uncertain outcome (a connection lost after commit) never counts twice.
+// flushed in one statement about once a second, and on shutdown. A crash loses at most that second.
+// Flushes are numbered per meter and sent one after the other; a failed flush is retried with the same
+// number, which the database keeps as the meter's last (migration 0008), so an uncertain outcome (a
+// connection lost after commit) never counts twice.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
@@ -16,8 +17,12 @@ const keyOf = (i: Omit<Increment, 'count'>) => `${i.projectId}|${i.day}|${i.capa
 
 export class Meter {
   private buffer = new Map<string, Increment>();
-  /** a flush that failed, kept with its id until it lands */
-  private unsent: { id: string; increments: Increment[] } | undefined;
+  /** this meter's id in usage_meters: one per process */
+  readonly id = randomUUID();
+  /** the number of the last flush formed */
+  private flushes = 0;
+  /** a flush that failed, kept with its number until it lands */
+  private unsent: { number: number; increments: Increment[] } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private landed = 0;
@@ -90,16 +95,16 @@ export class Meter {
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
       if (!this.unsent && this.buffer.size > 0) {
-        this.unsent = { id: randomUUID(), increments: [...this.buffer.values()] };
+        this.unsent = { number: ++this.flushes, increments: [...this.buffer.values()] };
         this.buffer = new Map();
       }
       if (!this.unsent) return;
       try {
-        await usageStore(this.db).add(this.unsent.id, this.unsent.increments);
+        await usageStore(this.db).add(this.id, this.unsent.number, this.unsent.increments);
         this.unsent = undefined;
         this.landed++;
       } catch (error) {
-        this.log.warn({ err: error }, 'usage flush failed; retrying with the same flush id');
+        this.log.warn({ err: error }, 'usage flush failed; retrying with the same flush number');
       }
     });
     return this.flushing;

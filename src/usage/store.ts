@@ -15,24 +15,40 @@ export interface LimitRow {
 }
 
 export const usageStore = (db: Db) => ({
-  /** Adds a batch of increments, at most once per flush id (a retried flush is a no-op). */
-  async add(flushId: string, increments: Increment[]) {
+  /**
+   * Adds flush number `flush` of a meter, at most once: nothing when the meter's last landed flush is that
+   * one or later (a retried flush is a no-op). See migration 0008.
+   */
+  async add(meterId: string, flush: number, increments: Increment[]) {
     const column = <K extends keyof Increment>(key: K) => increments.map((i) => i[key]);
     await db.query(
       `with flush as (
-         insert into usage_flushes (id) values ($1) on conflict (id) do nothing returning id
+         insert into usage_meters (meter_id, last_flush, flushed_at) values ($1, $2, now())
+         on conflict (meter_id) do update set last_flush = excluded.last_flush, flushed_at = excluded.flushed_at
+          where usage_meters.last_flush < excluded.last_flush
+         returning 1
        )
        insert into usage_daily (project_id, day, capability, metric, count)
-       select i.* from unnest($2::uuid[], $3::date[], $4::text[], $5::text[], $6::bigint[]) as i
+       select i.* from unnest($3::uuid[], $4::date[], $5::text[], $6::text[], $7::bigint[]) as i
         where exists (select 1 from flush)
        on conflict (project_id, day, capability, metric)
        do update set count = usage_daily.count + excluded.count`,
-      [flushId, column('projectId'), column('day'), column('capability'), column('metric'), column('count')],
+      [
+        meterId,
+        flush,
+        column('projectId'),
+        column('day'),
+        column('capability'),
+        column('metric'),
+        column('count'),
+      ],
     );
   },
 
-  async forgetFlushesBefore(before: Date) {
-    await db.query(`delete from usage_flushes where flushed_at < $1`, [before]);
+  /** Forgets meters that have not flushed since `before` (their processes are long gone); how many went. */
+  async forgetMeters(before: Date): Promise<number> {
+    const result = await db.query(`delete from usage_meters where flushed_at < $1`, [before]);
+    return result.rowCount ?? 0;
   },
 
   async range(projectId: string, from: string, to: string) {
