@@ -1,13 +1,14 @@
 // What every benchmark shares: a fresh database, child processes, alternating rounds, and the report.
 // Each benchmark measures its baseline in the same run, alternating baseline and subject round by round
 // after a warm-up, and reports the median of the per-round ratios with min and max.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { openEmbeddedCluster } from '../src/db/embedded.ts';
+import { createDatabase } from '../support/database.ts';
+import { type Child, LISTENING, spawnNode as spawnChild } from '../support/process.ts';
 
 export const ROOT = new URL('..', import.meta.url).pathname;
 export const BIN = path.join(ROOT, 'bin/platform.js');
@@ -50,23 +51,8 @@ export interface BenchResult {
 export async function benchDatabase(): Promise<{ url: string; embedded: boolean; close(): Promise<void> }> {
   const server = process.env.DATABASE_URL;
   if (server) {
-    const name = `bench_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client(server);
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    await admin.end();
-    const url = new URL(server);
-    url.pathname = `/${name}`;
-    return {
-      url: url.toString(),
-      embedded: false,
-      async close() {
-        const client = new pg.Client(server);
-        await client.connect();
-        await client.query(`drop database if exists ${name} with (force)`);
-        await client.end();
-      },
-    };
+    const { url, drop } = await createDatabase(server, 'bench');
+    return { url, embedded: false, close: drop };
   }
   const dir = mkdtempSync(path.join(tmpdir(), 'pcb-'));
   const cluster = await openEmbeddedCluster(dir, () => {});
@@ -80,67 +66,13 @@ export async function benchDatabase(): Promise<{ url: string; embedded: boolean;
   };
 }
 
-export interface Child {
-  child: ChildProcess;
-  output(): string;
-  /** resolves with the first capture of pattern in the output */
-  waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
-  stop(signal?: NodeJS.Signals): Promise<void>;
-}
-
-/** Runs `node script args` with the pinned Node, the given environment added. */
-export function spawnNode(
+/** Runs `node script args` with the pinned Node, the given environment added to this one's. */
+export const spawnNode = (
   script: string,
   args: string[],
   env: Record<string, string> = {},
   nodeFlags: string[] = [],
-): Child {
-  const child = spawn(process.execPath, [...nodeFlags, script, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const listeners = new Set<() => void>();
-  const append = (chunk: Buffer) => {
-    output += chunk;
-    for (const listener of listeners) listener();
-  };
-  child.stdout?.on('data', append);
-  child.stderr?.on('data', append);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return {
-    child,
-    output: () => output,
-    waitFor(pattern, timeoutMs = 60_000) {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`${script}: no ${pattern} after ${timeoutMs} ms\n${output.slice(-2000)}`)),
-          timeoutMs,
-        );
-        const check = () => {
-          const match = pattern.exec(output);
-          if (match) {
-            clearTimeout(timer);
-            listeners.delete(check);
-            resolve(match[1] ?? match[0]);
-          }
-        };
-        listeners.add(check);
-        child.once('exit', () => {
-          if (!pattern.test(output)) {
-            clearTimeout(timer);
-            reject(new Error(`${script} exited before ${pattern}:\n${output.slice(-2000)}`));
-          }
-        });
-        check();
-      });
-    },
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null) child.kill(signal);
-      await exited;
-    },
-  };
-}
+): Child => spawnChild(script, args, { ...process.env, ...env }, nodeFlags);
 
 /** The environment every platform process of a benchmark runs with. */
 export function platformEnv(databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
@@ -163,8 +95,7 @@ export async function startPlatform(command: 'start' | 'serve' | 'worker', env: 
   const profile = globalThis.process.env.BENCH_CPU_PROF;
   const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
   const process = spawnNode(BIN, [command], env, flags);
-  const baseUrl =
-    command === 'worker' ? '' : await process.waitFor(/platform-core listening on (http:\/\/[^"\s]+)/);
+  const baseUrl = command === 'worker' ? '' : await process.waitFor(LISTENING);
   if (command === 'worker') await process.waitFor(/delivery worker \S+ running/);
   return { ...process, baseUrl };
 }

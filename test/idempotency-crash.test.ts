@@ -1,8 +1,8 @@
 // A process killed while it holds an idempotency key: the key is released (its transaction rolls back
 // with the connection), the retry performs the operation once, and nothing of the killed attempt remains.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { after, test } from 'node:test';
+import { spawnNode } from '../support/process.ts';
 import { EFFECTS_TABLE, effectsRoute } from './fixtures/effects-route.ts';
 import { startService, TEST_ENCRYPTION_KEY } from './helpers/app.ts';
 import { freshDatabase } from './helpers/database.ts';
@@ -14,21 +14,13 @@ await survivor.db.query(EFFECTS_TABLE);
 const tenant = await survivor.tenant();
 
 test('a killed process’s claim is released and the retry performs exactly once', async () => {
-  const child = spawn(
-    process.execPath,
-    [new URL('./fixtures/effects-service.ts', import.meta.url).pathname],
-    {
-      env: childEnv({ DATABASE_URL: databaseUrl, PLATFORM_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY }),
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
+  const child = spawnNode(
+    new URL('./fixtures/effects-service.ts', import.meta.url).pathname,
+    [],
+    childEnv({ DATABASE_URL: databaseUrl, PLATFORM_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY }),
   );
-  after(() => child.kill('SIGKILL'));
-  const url = await new Promise<string>((resolve) => {
-    child.stdout.on('data', (chunk) => {
-      const match = /listening on (\S+)/.exec(String(chunk));
-      if (match?.[1]) resolve(match[1]);
-    });
-  });
+  after(() => child.stop('SIGKILL'));
+  const url = await child.waitFor(/listening on (\S+)/);
 
   const request = { note: 'crash', sleepMs: 3000 };
   const headers = {
@@ -56,7 +48,7 @@ test('a killed process’s claim is released and the retry performs exactly once
   });
   assert.equal(busy.status, 409, 'the key is held while the child runs');
 
-  child.kill('SIGKILL');
+  await child.stop('SIGKILL');
   assert.equal(await doomed, 'connection lost');
 
   // within the 60 s lease (in practice as soon as PostgreSQL sees the connection gone) the key is free

@@ -1,10 +1,11 @@
 // Nothing lost: 2,000 events to 3 endpoints (6,000 deliveries) reach their receivers at least once
 // although the worker process is killed with SIGKILL half-way, and although PostgreSQL restarts half-way.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { openEmbeddedCluster } from '../src/db/embedded.ts';
+import { spawnNode } from '../support/process.ts';
 import { startService, TEST_ENCRYPTION_KEY } from './helpers/app.ts';
 import { adminUrl, databaseAddress } from './helpers/database.ts';
 import { childEnv } from './helpers/process.ts';
@@ -81,8 +82,10 @@ async function scenario(
 }
 
 function startWorker(databaseUrl: string): ChildProcess {
-  const child = spawn(process.execPath, [MAIN, 'worker'], {
-    env: childEnv({
+  const worker = spawnNode(
+    MAIN,
+    ['worker'],
+    childEnv({
       DATABASE_URL: databaseUrl,
       PLATFORM_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
       PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1',
@@ -90,10 +93,9 @@ function startWorker(databaseUrl: string): ChildProcess {
       PLATFORM_WORKER_POLL_MS: '200',
       PLATFORM_LOG_LEVEL: 'warn',
     }),
-    stdio: ['ignore', 'ignore', process.env.PLATFORM_TEST_WORKER_LOG ? 'inherit' : 'ignore'],
-  });
-  after(() => child.kill('SIGKILL'));
-  return child;
+  );
+  after(() => worker.stop('SIGKILL'));
+  return worker.child;
 }
 
 describe('nothing lost', () => {

@@ -1,6 +1,7 @@
 // Running the real `platform` CLI as child processes.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { after } from 'node:test';
+import { type Child, LISTENING, spawnNode } from '../../support/process.ts';
 
 const MAIN = new URL('../../src/main.ts', import.meta.url).pathname;
 
@@ -36,56 +37,16 @@ export function runCli(args: string[], env: Record<string, string | undefined>):
   });
 }
 
-export interface ServiceProcess {
-  child: ChildProcess;
+export interface ServiceProcess extends Child {
   baseUrl: string;
-  output(): string;
-  /** Sends the signal and resolves with the exit code. */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `platform <command>` and waits until it listens (or exits). */
+/** Starts `platform <command>` and waits until it listens (or exits); killed after the test file. */
 export async function startProcess(
   command: string,
   env: Record<string, string | undefined>,
 ): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [MAIN, command], {
-    env: childEnv({ PORT: '0', ...env }),
-    stdio: 'pipe',
-  });
-  let output = '';
-  child.stdout.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr.on('data', (chunk) => {
-    output += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  after(() => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  });
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not listening after 30 s:\n${output}`)), 30_000);
-    const check = () => {
-      const match = /platform-core listening on (http:\/\/[^"\s]+)/.exec(output);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    };
-    child.stdout.on('data', check);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code} before listening:\n${output}`));
-    });
-  });
-  return {
-    child,
-    baseUrl,
-    output: () => output,
-    stop: (signal = 'SIGTERM') => {
-      child.kill(signal);
-      return exited;
-    },
-  };
+  const child = spawnNode(MAIN, [command], childEnv({ PORT: '0', ...env }));
+  after(() => child.stop('SIGKILL'));
+  return { ...child, baseUrl: await child.waitFor(LISTENING, 30_000) };
 }

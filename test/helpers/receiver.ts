@@ -1,13 +1,10 @@
-// A real HTTP receiver on loopback: records every delivery (raw body, headers) and answers as told.
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// A real HTTP receiver on loopback (support/receiver.ts): records every delivery (raw body, headers) and
+// answers as told; closed after the test file.
+import type { ServerResponse } from 'node:http';
 import { after } from 'node:test';
+import { createReceiver, type Received } from '../../support/receiver.ts';
 
-export interface Received {
-  body: string;
-  headers: IncomingHttpHeaders;
-  at: number;
-}
+export type { Received };
 
 export type Answer = (received: Received, index: number, response: ServerResponse) => unknown;
 
@@ -21,30 +18,15 @@ export async function startReceiver(answer: Answer = answerWith(204)) {
   const received: Received[] = [];
   let current = answer;
   const waiters: { count: number; resolve: () => void }[] = [];
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk) => chunks.push(chunk));
-    request.on('end', () => {
-      const entry = {
-        body: Buffer.concat(chunks).toString('utf8'),
-        headers: request.headers,
-        at: Date.now(),
-      };
-      received.push(entry);
-      for (const waiter of waiters.filter((w) => received.length >= w.count)) waiter.resolve();
-      void current(entry, received.length - 1, response);
-    });
+  const receiver = await createReceiver((entry, response) => {
+    received.push(entry);
+    for (const waiter of waiters.filter((w) => received.length >= w.count)) waiter.resolve();
+    void current(entry, received.length - 1, response);
   });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  after(() => {
-    server.closeAllConnections();
-    server.close();
-  });
+  after(() => receiver.close());
   return {
-    url: `http://127.0.0.1:${port}/hook`,
-    port,
+    url: `${receiver.url}/hook`,
+    port: receiver.port,
     received,
     answer(next: Answer) {
       current = next;

@@ -1,0 +1,68 @@
+// Child processes for tests and benchmarks: run a script with this Node (the pinned Node 24), collect its
+// output, wait for a line of it, and stop it.
+import { type ChildProcess, spawn } from 'node:child_process';
+
+export interface Child {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with the first capture of pattern in the output (rejects if the child exits first). */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** Sends the signal (if the child still runs) and resolves with its exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Runs `node [flags] script args` in the given environment (the whole environment: nothing is added). */
+export function spawnNode(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  nodeFlags: string[] = [],
+): Child {
+  const child = spawn(process.execPath, [...nodeFlags, script, ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const listeners = new Set<() => void>();
+  const append = (chunk: Buffer) => {
+    output += chunk;
+    for (const listener of listeners) listener();
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => output,
+    waitFor(pattern, timeoutMs = 60_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`${script}: no ${pattern} after ${timeoutMs} ms\n${output.slice(-2000)}`)),
+          timeoutMs,
+        );
+        const check = () => {
+          const match = pattern.exec(output);
+          if (!match) return;
+          clearTimeout(timer);
+          listeners.delete(check);
+          resolve(match[1] ?? match[0]);
+        };
+        listeners.add(check);
+        child.once('exit', (code) => {
+          if (pattern.test(output)) return;
+          clearTimeout(timer);
+          listeners.delete(check);
+          reject(new Error(`${script} exited (${code}) before ${pattern}:\n${output.slice(-2000)}`));
+        });
+        check();
+      });
+    },
+    stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** The line a service process prints once it listens, with its address. */
+export const LISTENING = /platform-core listening on (http:\/\/[^"\s]+)/;
