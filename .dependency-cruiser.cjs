@@ -1,0 +1,42 @@
+// The import rules of the house, checked by `npm run lint` (dependency-cruiser, parsing TypeScript with
+// swc, which keeps type-only imports: the TypeScript 7 compiler has no JavaScript API for it to use).
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycle',
+      severity: 'error',
+      comment: 'No import cycle, type-only imports included: a cycle means two rooms that are one.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'domain-above-http',
+      severity: 'error',
+      comment:
+        'Domain folders do not import http/: the API stands on the domain, never the other way round. ' +
+        'Only the composition root (service.ts) and the CLI wire http/ in.',
+      from: { path: '^src/', pathNot: '^src/(http/|service\\.ts$|main\\.ts$)' },
+      to: { path: '^src/http/' },
+    },
+    {
+      name: 'src-stands-alone',
+      severity: 'error',
+      comment: 'The service imports nothing of the tests, benchmarks or their support.',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench|support)/' },
+    },
+    {
+      name: 'support-stands-alone',
+      severity: 'error',
+      comment: 'support/ is shared by tests, benchmarks and CI: it imports none of them.',
+      from: { path: '^support/' },
+      to: { path: '^(test|bench|\\.ci)/' },
+    },
+  ],
+  options: {
+    parser: 'swc',
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|bench/results)' },
+  },
+};
