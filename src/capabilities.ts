@@ -3,7 +3,16 @@
 // Health reads the breakers from here, erasure the erasers, daily limits the metrics.
 
 import type { Db } from './db/database.ts';
-import type { Subject } from './erasure/subject.ts';
+
+/** The kinds of subject (the people erasure is about) every capability's eraser may be asked about. */
+export const SUBJECT_TYPES = ['email', 'phone', 'external_id'] as const;
+export type SubjectType = (typeof SUBJECT_TYPES)[number];
+
+/** A subject in its canonical form (see erasure/subject.ts). */
+export interface Subject {
+  type: SubjectType;
+  value: string;
+}
 
 export type BreakerState = 'closed' | 'open' | 'half_open';
 

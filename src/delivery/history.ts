@@ -2,7 +2,6 @@
 // attempts, newest first, a page at a time.
 import type { Db } from '../db/database.ts';
 import { notFound, PlatformError } from '../errors.ts';
-import { endpointStore } from '../webhooks/store.ts';
 
 export interface DeliveryView {
   id: string;
@@ -83,7 +82,11 @@ export const deliveryHistory = (db: Db) => ({
         errors: [{ parameter: 'cursor', detail: 'unknown cursor' }],
       });
     }
-    if (!(await endpointStore(db).exists(projectId, endpointId))) throw notFound('webhook endpoint');
+    const { rowCount } = await db.query(`select 1 from webhook_endpoints where project_id = $1 and id = $2`, [
+      projectId,
+      endpointId,
+    ]);
+    if (rowCount !== 1) throw notFound('webhook endpoint');
     const { limit } = page;
     const { rows } = await db.query<DeliveryView & { attempts: AttemptView[] }>(
       `select ${VIEW}, ${ATTEMPTS}

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { SUBJECT_TYPES } from './subject.ts';
+import { SUBJECT_TYPES } from '../capabilities.ts';
 
 export const EraseBodySchema = Type.Object(
   {

@@ -1,6 +1,8 @@
 import { Type } from 'typebox';
-import { SUBJECT_TYPES } from '../erasure/subject.ts';
-import { EVENT_TYPE } from '../webhooks/schema.ts';
+import { SUBJECT_TYPES } from '../capabilities.ts';
+
+/** A dotted lowercase event type, such as pay.payment.succeeded (CONTRACT.md). */
+export const EVENT_TYPE = '[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+';
 
 /** A dotted lowercase event type, such as pay.payment.succeeded. */
 export const EventTypeSchema = Type.String({

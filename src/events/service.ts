@@ -2,8 +2,9 @@
 // event exists exactly when the change that caused it commits (and its deliveries with it); the worker is
 // woken once it has.
 import { randomUUID } from 'node:crypto';
+import type { Subject } from '../capabilities.ts';
 import type { Db } from '../db/database.ts';
-import { normalizeSubject, type Subject, type SubjectHasher } from '../erasure/subject.ts';
+import { normalizeSubject, type SubjectHasher } from '../erasure/subject.ts';
 import { notFound, PlatformError } from '../errors.ts';
 import type { UsageLimits } from '../usage/limits.ts';
 import type { Meter } from '../usage/meter.ts';

@@ -1,8 +1,7 @@
 import { Type } from 'typebox';
+import { EVENT_TYPE } from '../events/schema.ts';
 import { MAX_URL_LENGTH } from './address-policy.ts';
 
-/** A dotted lowercase event type, such as pay.payment.succeeded (CONTRACT.md). */
-export const EVENT_TYPE = '[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+';
 const EVENT_TYPE_PATTERN = `^(\\*|${EVENT_TYPE})$`;
 
 export const EventTypesSchema = Type.Array(

@@ -3,11 +3,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Keyring } from '../crypto.ts';
 import type { Db } from '../db/database.ts';
-import { cancelPending } from '../delivery/store.ts';
 import { notFound, PlatformError } from '../errors.ts';
 import { checkWebhookUrl, type UrlCheckOptions } from './address-policy.ts';
 import { newSecret } from './secrets.ts';
-import { ENDPOINTS_PER_PROJECT, type EndpointRow, endpointStore } from './store.ts';
+import { cancelPending, ENDPOINTS_PER_PROJECT, type EndpointRow, endpointStore } from './store.ts';
 
 export interface WebhookEndpoint {
   id: string;

@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.ts';
+import { DELIVERIES_CHANNEL } from '../events/store.ts';
 
 export const ENDPOINTS_PER_PROJECT = 20;
 
@@ -88,12 +89,28 @@ export const endpointStore = (db: Db) => ({
     );
     return rows[0];
   },
-
-  async exists(projectId: string, id: string) {
-    const { rowCount } = await db.query(`select 1 from webhook_endpoints where project_id = $1 and id = $2`, [
-      projectId,
-      id,
-    ]);
-    return rowCount === 1;
-  },
 });
+
+/**
+ * Cancels an endpoint's pending deliveries, held by a worker or not, and tells every worker to drop the
+ * ones it holds (NOTIFY with the endpoint's id, sent at commit). The lease token stays, so that an attempt
+ * in flight is still recorded when it ends (deliveryStore.complete). The one way an endpoint's deliveries are
+ * cancelled: on deletion and when a 410 disables it.
+ */
+export async function cancelPending(
+  db: Db,
+  projectId: string,
+  endpointId: string,
+  reason: string,
+  except: string | null = null,
+) {
+  await db.query(
+    `with cancelled as (
+       update deliveries set state = 'cancelled', lease_until = null, last_error = $3
+        where project_id = $1 and endpoint_id = $2 and state = 'pending' and id is distinct from $4
+       returning 1
+     )
+     select pg_notify('${DELIVERIES_CHANNEL}', $2::text) from (select 1 from cancelled limit 1) as any_cancelled`,
+    [projectId, endpointId, reason, except],
+  );
+}
