@@ -13,6 +13,16 @@ const idem = () => ({ 'idempotency-key': `r-${++n}` });
 const request = (method: string, path: string, body?: unknown) =>
   service.request(method, path, { key: tenant.key, body, headers: idem() });
 
+/** A worker with four sends in flight at most, one of them to an endpoint: it holds what it claims beyond. */
+async function narrowWorker() {
+  const worker = new DeliveryWorker({
+    ...service.context,
+    config: { ...service.context.config, webhookAllowPrivate: true, workerConcurrency: 4, workerPollMs: 100 },
+  });
+  await worker.start();
+  return worker;
+}
+
 describe('delivery rules while nothing is delivering', () => {
   test('replay is refused with 400 while the first dispatch is under way, accepted after it', async () => {
     const receiver = await startReceiver();
@@ -91,16 +101,7 @@ describe('delivery rules while nothing is delivering', () => {
       );
 
     // Four sends in flight at most, one of them to an endpoint: the worker holds the other three it claimed.
-    const worker = new DeliveryWorker({
-      ...service.context,
-      config: {
-        ...service.context.config,
-        webhookAllowPrivate: true,
-        workerConcurrency: 4,
-        workerPollMs: 100,
-      },
-    });
-    await worker.start();
+    const worker = await narrowWorker();
     try {
       const states = await eventually(async () => {
         const { rows } = await service.db.query(
@@ -140,16 +141,7 @@ describe('delivery rules while nothing is delivering', () => {
     ).body.id;
     for (let i = 0; i < 6; i++)
       await request('POST', '/core/v1/events', { type: 'pay.slow.thing', data: { i } });
-    const worker = new DeliveryWorker({
-      ...service.context,
-      config: {
-        ...service.context.config,
-        webhookAllowPrivate: true,
-        workerConcurrency: 4,
-        workerPollMs: 100,
-      },
-    });
-    await worker.start();
+    const worker = await narrowWorker();
     try {
       await slow.waitFor(1);
       // The worker learns of the deletion from PostgreSQL's notification, as every worker process does.
