@@ -1,11 +1,23 @@
 #!/usr/bin/env node
 // The package bin, and what `npm start` runs. npm puts node_modules/.bin first on PATH for `npx platform`
 // and npm scripts, so `env node` finds the pinned Node 24, which runs the TypeScript sources by type
-// stripping. The compile cache keeps each module's stripped and compiled form on disk (under the system's
-// temporary directory, or NODE_COMPILE_CACHE): from the second start on, Node neither loads its
-// TypeScript stripper (a WebAssembly build of swc, about 18 MB resident) nor recompiles the sources.
-// A cache that cannot be written is skipped, and the start goes on as without it.
-import { enableCompileCache } from 'node:module';
-
+// stripping. Run by an older Node (the machine's own, or after `npm ci --omit=dev`, which leaves the
+// pinned one out), it says so and stops, before loading anything that Node could not run.
+//
+// The compile cache keeps each module's stripped and compiled form on disk (under the system's temporary
+// directory, or NODE_COMPILE_CACHE): from the second start on, Node neither loads its TypeScript
+// stripper (a WebAssembly build of swc, about 18 MB resident) nor recompiles the sources. A cache that
+// cannot be written is skipped, and the start goes on as without it.
+const NEEDED = 24;
+const major = Number(process.versions.node.split('.')[0]);
+if (major < NEEDED) {
+  console.error(
+    `platform: platform-core needs Node.js ${NEEDED} or newer; this is Node ${process.versions.node} (${process.execPath}).\n` +
+      `Run it through npm after \`npm ci\`, which brings Node ${NEEDED} (\`npm start\`, \`npx platform …\`), ` +
+      `or install Node ${NEEDED} (https://nodejs.org/en/download).`,
+  );
+  process.exit(1);
+}
+const { enableCompileCache } = await import('node:module');
 enableCompileCache();
 await import('../src/main.ts');

@@ -4,6 +4,7 @@
 
 export const ERROR_CATALOGUE = {
   VALIDATION_FAILED: { status: 400, title: 'The request is not valid' },
+  MALFORMED_REQUEST: { status: 400, title: 'The request is not well-formed HTTP' },
   IDEMPOTENCY_KEY_MISSING: { status: 400, title: 'The idempotency-key header is required' },
   IDEMPOTENCY_KEY_INVALID: { status: 400, title: 'The idempotency-key header is not valid' },
   WEBHOOK_URL_NOT_ALLOWED: { status: 400, title: 'The webhook address is not a public HTTPS address' },
@@ -22,6 +23,7 @@ export const ERROR_CATALOGUE = {
     status: 409,
     title: 'A request with this idempotency key is still being processed',
   },
+  REQUEST_TIMEOUT: { status: 408, title: 'The request was not received in time' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'The request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'The content type is not supported' },
   IDEMPOTENCY_KEY_REUSED: {
@@ -30,6 +32,7 @@ export const ERROR_CATALOGUE = {
   },
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
   USAGE_LIMIT_EXCEEDED: { status: 429, title: 'The daily usage limit is reached' },
+  HEADERS_TOO_LARGE: { status: 431, title: 'The request line or headers are too large' },
   INTERNAL: { status: 500, title: 'Internal error' },
   SERVICE_UNAVAILABLE: { status: 503, title: 'The service is unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;

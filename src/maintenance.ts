@@ -3,11 +3,13 @@
 //  - idempotency records are forgotten after 24 hours (expired ones are already ignored by the claim:
 //    purging only reclaims the space);
 //  - usage meters silent for 7 days are forgotten: a meter's row is what makes its retried flush count
-//    once, and a process retries within seconds, so a week is far beyond any retry.
+//    once, and a process retries within seconds, so a week is far beyond any retry;
+//  - the daily-limit reservations of days before yesterday are forgotten (they bind nothing).
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
 import type { Database } from './db/database.ts';
 import { idempotencyStore } from './idempotency/store.ts';
+import { utcDay } from './usage/meter.ts';
 import { usageStore } from './usage/store.ts';
 
 const EVERY_MS = 10 * 60_000;
@@ -29,6 +31,10 @@ export async function runMaintenance({ db, clock, log }: Deps): Promise<void> {
     [
       'forgot usage meters silent for 7 days',
       () => usageStore(db).forgetMeters(new Date(clock.now().getTime() - METER_RETENTION_MS)),
+    ],
+    [
+      'forgot the daily-limit reservations of days gone by',
+      () => usageStore(db).forgetQuotaBefore(utcDay(new Date(clock.now().getTime() - 86_400_000))),
     ],
   ];
   for (const [done, task] of tasks) {

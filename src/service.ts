@@ -34,6 +34,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     worker,
     async start(listen) {
       context.meter.start();
+      context.limits.start();
       if (worker) {
         await worker.start();
         stopMaintenance = startMaintenance(context);
@@ -41,9 +42,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       return app && listen ? app.listen(listen) : undefined;
     },
     async stop() {
-      await app?.close(); // stops accepting, waits for in-flight requests
+      await app?.drain.drain(context.config.shutdown); // see http/drain.ts
       stopMaintenance?.();
       await worker?.stop();
+      await context.limits.stop(); // unused allowance goes back to the day
       await context.meter.stop(); // the last second of usage counts
     },
   };

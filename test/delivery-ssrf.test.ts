@@ -1,9 +1,8 @@
 // The address policy at connection time: a name that looked public when the endpoint was created but
 // resolves inward when the worker dials it is refused, and so is a private address dialled directly.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import { test } from 'node:test';
-import { seal } from '../src/crypto.ts';
+import net from 'node:net';
+import { after, test } from 'node:test';
 import { startService } from './helpers/app.ts';
 import { eventually, startReceiver } from './helpers/receiver.ts';
 
@@ -39,25 +38,46 @@ test('a public-looking name that resolves to 127.0.0.1 at delivery is refused at
   assert.equal(receiver.received.length, 0);
 });
 
-test('a private IP literal dialled directly is refused once connected, before anything is sent', async () => {
-  // An endpoint stored before a policy change (creation would refuse it now): the worker checks again.
-  const id = randomUUID();
-  await service.db.query(
-    `insert into webhook_endpoints (project_id, id, url, event_types, active_secret) values ($1, $2, $3, '{*}', $4)`,
-    [
-      tenant.projectId,
-      id,
-      `http://127.0.0.1:${receiver.port}/hook`,
-      seal(service.context.keyring, Buffer.alloc(32, 1), `webhook-secret:${id}`),
-    ],
-  );
-  const eventId = (await request('POST', '/core/v1/events', { type: 'pay.refund.created', data: {} })).body
-    .eventId;
-  const deliveries = await eventually(async () => {
-    const all = (await request('GET', `/core/v1/events/${eventId}`)).body.deliveries;
-    return all.every((d: { attemptCount: number }) => d.attemptCount >= 1) && all;
+test('an IP literal stored under the permissive setting, delivered by a strict worker: no socket is opened', async () => {
+  // The API allowed private targets when the endpoint was made; the worker does not: it must refuse the
+  // address before connecting. A TCP listener counts every connection made to it.
+  let connections = 0;
+  const listener = net.createServer((socket) => {
+    connections++;
+    socket.destroy();
   });
-  const direct = deliveries.find((d: { endpointId: string }) => d.endpointId === id);
-  assert.match(direct.lastError, /refused at connect: 127\.0\.0\.1 is a loopback address/);
-  assert.equal(receiver.received.length, 0);
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  after(() => listener.close());
+  const port = (listener.address() as net.AddressInfo).port;
+  const permissive = await startService({
+    env: { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1' },
+    worker: { env: { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '', PLATFORM_WORKER_POLL_MS: '100' } },
+  });
+  const owner = await permissive.tenant();
+  for (const url of [
+    `https://127.0.0.1:${port}/hook`,
+    `http://127.0.0.1:${port}/hook`,
+    `https://[::ffff:127.0.0.1]:${port}/`,
+  ]) {
+    const created = await permissive.request('POST', '/core/v1/webhook-endpoints', {
+      key: owner.key,
+      body: { url, eventTypes: ['*'] },
+      headers: { 'idempotency-key': `literal-${url}` },
+    });
+    assert.equal(created.status, 201, created.text);
+  }
+  const published = await permissive.request('POST', '/core/v1/events', {
+    key: owner.key,
+    body: { type: 'pay.refund.created', data: {} },
+    headers: { 'idempotency-key': 'literal-event' },
+  });
+  const deliveries = await eventually(async () => {
+    const all = (
+      await permissive.request('GET', `/core/v1/events/${published.body.eventId}`, { key: owner.key })
+    ).body.deliveries;
+    return all.length === 3 && all.every((d: { attemptCount: number }) => d.attemptCount >= 1) && all;
+  });
+  for (const delivery of deliveries)
+    assert.match(delivery.lastError, /^refused: .*127\.0\.0\.1.* is a loopback address/);
+  assert.equal(connections, 0, 'not one connection reached the listener');
 });

@@ -59,6 +59,9 @@ describe('GET /api/health', () => {
     try {
       const response = await service.request('GET', '/api/health', { key: tenant.key });
       assert.equal(response.body.status, 'degraded');
+      const ready = await service.request('GET', '/readyz');
+      assert.equal(ready.status, 503, 'not ready on a database whose migrations are pending');
+      assert.deepEqual(ready.body, { status: '1 migrations pending' });
     } finally {
       await service.db.query('insert into schema_migrations (name) values ($1)', [last]);
     }
@@ -99,6 +102,42 @@ describe('GET /api/health', () => {
     assert.equal(healthy.status, 200, healthy.text);
     assert.equal(healthy.body.db, 'up');
     assert.equal((await service.request('GET', '/core/v1/projects/me', { key: unseen.key })).status, 200);
+  });
+
+  test('an outage of several seconds: health is 503 with a Health body throughout, a cached key is served', {
+    timeout: 60_000,
+  }, async () => {
+    const me = () => service.request('GET', '/core/v1/projects/me', { key: tenant.key });
+    assert.equal((await me()).status, 200);
+    assert.equal(
+      (await service.request('GET', '/core/v1/webhook-endpoints', { key: tenant.key })).status,
+      200,
+    );
+    await proxy.cut();
+    const seen: string[] = [];
+    try {
+      // Past the key cache (5 s), the limits cache (5 s) and the allowance's idle time (2 s).
+      const until = Date.now() + 8000;
+      while (Date.now() < until) {
+        const health = await service.request('GET', '/api/health', { key: tenant.key });
+        assert.equal(health.status, 503, health.text);
+        assert.equal(health.headers.get('content-type'), 'application/json; charset=utf-8');
+        assert.equal(health.body.db, 'down');
+        assert.equal(health.body.status, 'degraded');
+        assert.equal(typeof health.body.queueDead, 'number');
+        const served = await me();
+        assert.equal(served.status, 200, `a request that needs no database is answered: ${served.text}`);
+        const needsDatabase = await service.request('GET', '/core/v1/webhook-endpoints', { key: tenant.key });
+        expectProblem(needsDatabase, 503, 'SERVICE_UNAVAILABLE');
+        seen.push(`${health.status}/${served.status}/${needsDatabase.status}`);
+        await new Promise((resolve) => setTimeout(resolve, 400));
+      }
+    } finally {
+      await proxy.restore();
+    }
+    assert.ok(seen.length >= 10, `checked throughout the outage: ${seen.length} times`);
+    const healthy = await service.request('GET', '/api/health', { key: tenant.key });
+    assert.equal(healthy.status, 200, healthy.text);
   });
 });
 

@@ -1,35 +1,11 @@
-// The security set on every route: no key, a wrong key, a malformed key, a revoked key, a missing scope.
-// ROUTES is the single list of authenticated routes: a route added to the API is added here.
+// The security set on every route (test/helpers/routes.ts): no key, a wrong key, a malformed key, a
+// revoked key, a missing scope, another project's id.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { SCOPES, type Scope } from '../src/keys/scopes.ts';
+import { SCOPES } from '../src/keys/scopes.ts';
 import { keyService } from '../src/keys/service.ts';
 import { expectProblem, startService } from './helpers/app.ts';
-
-interface Route {
-  method: string;
-  /** `{id}` stands for an endpoint of the key's project, `{event}` for one of its events */
-  path: string;
-  /** the scope it needs; undefined = any valid key */
-  scope?: Scope;
-}
-
-export const ROUTES: Route[] = [
-  { method: 'GET', path: '/api/health' },
-  { method: 'GET', path: '/core/v1/projects/me', scope: 'projects:read' },
-  { method: 'GET', path: '/core/v1/usage', scope: 'usage:read' },
-  { method: 'POST', path: '/core/v1/subjects/erase', scope: 'subjects:erase' },
-  { method: 'GET', path: '/core/v1/webhook-endpoints', scope: 'webhooks:read' },
-  { method: 'POST', path: '/core/v1/webhook-endpoints', scope: 'webhooks:write' },
-  { method: 'DELETE', path: '/core/v1/webhook-endpoints/{id}', scope: 'webhooks:write' },
-  { method: 'POST', path: '/core/v1/webhook-endpoints/{id}/rotate-secret', scope: 'webhooks:write' },
-  { method: 'POST', path: '/core/v1/webhook-endpoints/{id}/retire-previous-secret', scope: 'webhooks:write' },
-  { method: 'POST', path: '/core/v1/webhook-endpoints/{id}/test', scope: 'webhooks:write' },
-  { method: 'GET', path: '/core/v1/webhook-endpoints/{id}/deliveries', scope: 'webhooks:read' },
-  { method: 'POST', path: '/core/v1/events', scope: 'events:write' },
-  { method: 'GET', path: '/core/v1/events/{event}', scope: 'webhooks:read' },
-  { method: 'POST', path: '/core/v1/events/{event}/replay', scope: 'webhooks:write' },
-];
+import { ROUTES } from './helpers/routes.ts';
 
 const service = await startService({ resolve: async () => ['93.184.216.34'] });
 const owner = await service.tenant();

@@ -130,30 +130,22 @@ describe('metering and daily limits', () => {
     clock.set(new Date('2026-03-10T23:00:00Z'));
   });
 
-  test('the daily request allowance: core/api_requests', async () => {
+  test('the daily request allowance: core/api_requests; reads that explain or recover from it are never refused', async () => {
     const tenant = await service.tenant();
     await usageStore(service.db).setLimit(tenant.projectId, 'core', 'api_requests', 3);
-    for (let i = 0; i < 3; i++)
-      assert.equal((await service.request('GET', '/core/v1/projects/me', { key: tenant.key })).status, 200);
-    expectProblem(
-      await service.request('GET', '/core/v1/projects/me', { key: tenant.key }),
-      429,
-      'USAGE_LIMIT_EXCEEDED',
-    );
-  });
-
-  test('a flush landing between requests neither loses nor doubles what it carried', async () => {
-    const tenant = await service.tenant();
-    await usageStore(service.db).setLimit(tenant.projectId, 'core', 'api_requests', 4);
-    const me = () => service.request('GET', '/core/v1/projects/me', { key: tenant.key });
-    // The first request reads the day's count (0) and caches it; the next two are admitted from the
-    // caches. The flush then moves all three from this process's pending counts to the database.
-    for (let i = 0; i < 3; i++) assert.equal((await me()).status, 200);
+    const list = () => service.request('GET', '/core/v1/webhook-endpoints', { key: tenant.key });
+    for (let i = 0; i < 3; i++) assert.equal((await list()).status, 200);
+    expectProblem(await list(), 429, 'USAGE_LIMIT_EXCEEDED');
+    // A flush landing changes nothing: the allowance is reserved, not read from the counts.
     await service.context.meter.flush();
-    assert.equal((await me()).status, 200); // the 4th of 4
-    expectProblem(await me(), 429, 'USAGE_LIMIT_EXCEEDED');
-    await service.context.meter.flush();
-    expectProblem(await me(), 429, 'USAGE_LIMIT_EXCEEDED');
+    expectProblem(await list(), 429, 'USAGE_LIMIT_EXCEEDED');
+    for (const path of ['/core/v1/usage', '/core/v1/projects/me', '/api/health']) {
+      const response = await service.request('GET', path, { key: tenant.key });
+      assert.equal(response.status, 200, `${path}: ${response.text}`);
+    }
+    const report = (await service.request('GET', '/core/v1/usage', { key: tenant.key })).body;
+    const requests = report.data.find((d: { metric: string }) => d.metric === 'api_requests').count;
+    assert.ok(requests >= 7, `the reads were counted all the same (${requests})`);
   });
 
   test('a flush is counted once, even when retried after an unknown outcome', async () => {

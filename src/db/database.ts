@@ -14,10 +14,16 @@ export interface Db {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>>;
 }
 
+/** What to do once a transaction ends: after it commits, or if it does not. */
+export interface TransactionHooks {
+  onCommit(callback: () => void): void;
+  onRollback(callback: () => void): void;
+}
+
 export interface Database extends Db {
   pool: pg.Pool;
-  /** Runs fn in one transaction; callbacks registered with onCommit run after a successful commit. */
-  transaction<T>(fn: (tx: Db, onCommit: (callback: () => void) => void) => Promise<T>): Promise<T>;
+  /** Runs fn in one transaction, then the hooks' callbacks of the way it ended. */
+  transaction<T>(fn: (tx: Db, hooks: TransactionHooks) => Promise<T>): Promise<T>;
   /**
    * LISTENs on a channel on a connection of its own, reconnecting after a loss; returns a stop function.
    * onNotify gets each notification's payload, and '' after (re)connecting: anything sent meanwhile.
@@ -47,6 +53,9 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
   });
   // An idle client whose server went away emits here; the pool drops it and the next query reconnects.
   pool.on('error', () => {});
+  // A client in use whose connection breaks (a restart, a cut) emits 'error' too, besides failing its
+  // query: without a listener that event would end the process. The failed query answers the request.
+  pool.on('connect', (client) => client.on('error', () => {}));
 
   return {
     pool,
@@ -54,18 +63,27 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
       typeof statement === 'string' ? pool.query(statement, values) : pool.query(statement)) as Db['query'],
     async transaction(fn) {
       const client = await pool.connect();
-      const callbacks: (() => void)[] = [];
+      const committed: (() => void)[] = [];
+      const rolledBack: (() => void)[] = [];
+      const hooks = {
+        onCommit: (c: () => void) => committed.push(c),
+        onRollback: (c: () => void) => rolledBack.push(c),
+      };
+      let broken = false; // a connection that cannot even roll back is not given back to the pool
       try {
         await client.query('begin');
-        const result = await fn(client, (callback) => callbacks.push(callback));
+        const result = await fn(client, hooks);
         await client.query('commit');
-        for (const callback of callbacks) callback();
+        for (const callback of committed) callback();
         return result;
       } catch (error) {
-        await client.query('rollback').catch(() => {});
+        await client.query('rollback').catch(() => {
+          broken = true;
+        });
+        for (const callback of rolledBack) callback();
         throw error;
       } finally {
-        client.release();
+        client.release(broken);
       }
     },
     async ping(timeoutMs) {
@@ -155,12 +173,14 @@ export function onlyRow<R extends pg.QueryResultRow>(result: pg.QueryResult<R>):
 export function isUnavailable(error: unknown): boolean {
   const e = error as { code?: string; message?: string };
   if (typeof e?.code === 'string') {
-    // node networking errors, and PostgreSQL's connection exception / operator intervention classes
+    // node networking errors; PostgreSQL's connection exception and operator intervention classes (a
+    // restart, a shutdown), and too many connections (53300)
     if (['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(e.code))
       return true;
-    if (e.code.startsWith('08') || e.code.startsWith('57P')) return true;
+    if (e.code.startsWith('08') || e.code.startsWith('57P') || e.code === '53300') return true;
   }
-  return /timeout exceeded when trying to connect|Connection terminated|connection timeout/i.test(
+  // pg's own: a pool that cannot connect in time, a connection cut, a client used after its connection broke
+  return /timeout exceeded when trying to connect|Connection terminated|connection timeout|is not queryable/i.test(
     e?.message ?? '',
   );
 }

@@ -159,6 +159,7 @@ async function reachable(pgdata: string): Promise<boolean> {
       database: 'postgres',
       connectionTimeoutMillis: 2000,
     });
+    client.on('error', () => {}); // a server going away while we ask: the query fails, which is enough
     try {
       await client.connect();
       await client.query('select 1');
@@ -176,6 +177,7 @@ async function reachable(pgdata: string): Promise<boolean> {
 
 async function createDatabase(pgdata: string) {
   const client = new pg.Client({ host: pgdata, user: 'postgres', database: 'postgres' });
+  client.on('error', () => {});
   await client.connect();
   try {
     const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [DATABASE]);

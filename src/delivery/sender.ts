@@ -1,7 +1,7 @@
 // The outbound side of deliveries: one undici Agent (keep-alive per origin), its connector guarded by the
-// webhook address policy on every connection. Names are resolved through the policy (a name that resolves
-// inward is refused before anything is sent), and the address actually dialled is checked again once
-// connected, so neither an IP literal nor a DNS change can turn a delivery inward. Redirects are not
+// webhook address policy on every connection. An IP literal is checked before its socket opens, names are
+// resolved through the policy (a name that resolves inward is refused before anything is sent), and the
+// address actually dialled is checked again once connected, so neither can turn a delivery inward. Redirects are not
 // followed; the response is read up to 4 KiB.
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
@@ -56,6 +56,12 @@ export function createSender(options: {
   const connect = buildConnector({ timeout: timeoutMs, lookup } as buildConnector.BuildOptions);
   const agent = new Agent({
     connect: (connectOptions, callback) => {
+      // An IP literal is judged before any socket opens (names are judged by the lookup above).
+      const literal = connectOptions.hostname.replace(/^\[|\]$/g, '');
+      if (!allowPrivate && isIP(literal)) {
+        const verdict = checkAddress(literal);
+        if (!verdict.allowed) return callback(new AddressRefused(`refused: ${verdict.reason}`), null);
+      }
       connect(connectOptions, (error, socket) => {
         if (error || !socket) return callback(error ?? new Error('no socket'), null);
         const dialled = socket.remoteAddress ?? '';

@@ -36,6 +36,8 @@ export interface EventDeps {
   wake: () => void;
   /** runs a callback once the caller's transaction commits */
   onCommit: (callback: () => void) => void;
+  /** runs a callback if it does not commit */
+  onRollback: (callback: () => void) => void;
 }
 
 export const eventService = (tx: Db, deps: EventDeps) => {
@@ -78,7 +80,9 @@ export const eventService = (tx: Db, deps: EventDeps) => {
         throw new PlatformError('PAYLOAD_TOO_LARGE', 'the event data is over 256 KiB');
       }
       const subjects = (publication.subjects ?? []).map((subject) => normalizeSubject(subject));
-      await deps.limits.check(projectId, 'core', 'events_published', { db: tx });
+      // Taken before the first statement (no connection is held yet); given back if nothing commits.
+      const giveBack = await deps.limits.take(projectId, 'core', 'events_published');
+      deps.onRollback(giveBack);
       deps.onCommit(() => deps.meter.count(projectId, 'core', 'events_published'));
       return service.emit({ projectId, type: publication.type, data: publication.data, subjects });
     },

@@ -72,6 +72,12 @@ export function healthService(deps: { config: Config; db: Database; registry: Ca
       };
     },
 
-    ready: () => db.ping(PING_TIMEOUT_MS),
+    /** Ready: the database answers and holds every migration this build knows. */
+    async ready(): Promise<{ ready: boolean; reason?: string }> {
+      if (!(await db.ping(PING_TIMEOUT_MS))) return { ready: false, reason: 'database unreachable' };
+      const applied = new Set(await appliedMigrations(db).catch(() => []));
+      const pending = MIGRATIONS.filter((m) => !applied.has(m.name)).length;
+      return pending ? { ready: false, reason: `${pending} migrations pending` } : { ready: true };
+    },
   };
 }

@@ -13,6 +13,9 @@ import Fastify, {
 import type { Context } from '../context.ts';
 import { PlatformError, problemBody } from '../errors.ts';
 import { registerAuth } from './auth.ts';
+import { registerBodyParsers } from './body.ts';
+import { clientErrorHandler } from './client-errors.ts';
+import { type Drain, registerDrain } from './drain.ts';
 import { toPlatformError } from './fault.ts';
 import { registerIdempotency } from './idempotency.ts';
 import { registerRequestLimits } from './limits.ts';
@@ -29,6 +32,13 @@ const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
 export type App = FastifyInstance;
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The API's graceful stop (see drain.ts). */
+    drain: Drain;
+  }
+}
+
 export async function buildApp(context: Context): Promise<App> {
   const app = Fastify({
     loggerInstance: context.log as FastifyBaseLogger,
@@ -43,14 +53,28 @@ export async function buildApp(context: Context): Promise<App> {
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: (logger) => logger,
     ajv: { customOptions: { coerceTypes: false, allErrors: true, removeAdditional: false } },
+    // Closing is drain.ts's: idle connections close when the listener does, busy ones after their answer.
     forceCloseConnections: 'idle',
-    // Errors Fastify raises before routing (a malformed URL) get the same problem body as all others.
+    // Errors of Node's HTTP parser (before any request exists) in the same problem shape as the rest.
+    clientErrorHandler: clientErrorHandler(context.log),
+    // Errors Fastify raises before routing get the same problem body as all others: a malformed URL, and
+    // a path segment longer than any id (100 characters), which names nothing, as any non-UUID id.
     frameworkErrors: (error, request, reply) => {
       const failure =
         error.code === 'FST_ERR_BAD_URL'
           ? new PlatformError('VALIDATION_FAILED', 'the URL is malformed')
-          : toPlatformError(error);
-      sendProblem((reply as unknown as FastifyReply).header('x-request-id', request.id), failure, request.id);
+          : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+            ? new PlatformError('NOT_FOUND', 'no such resource')
+            : toPlatformError(error);
+      context.log.info(
+        { requestId: request.id, method: request.method, status: failure.status, code: failure.code },
+        'request refused before routing',
+      );
+      const answer = (reply as unknown as FastifyReply)
+        .header('x-request-id', request.id)
+        .header('x-content-type-options', 'nosniff')
+        .header('cache-control', 'no-store');
+      sendProblem(answer, failure, request.id);
     },
     return503OnClosing: false,
   });
@@ -101,11 +125,18 @@ export async function buildApp(context: Context): Promise<App> {
     done();
   });
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const failure = error instanceof PlatformError ? error : toPlatformError(error);
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    const failure =
+      error instanceof PlatformError ? error : toPlatformError(error, request.routeOptions.bodyLimit);
     if (failure.status >= 500) {
       // the one place a fault is logged with its stack; the body carries only the request id
       request.log.error({ err: error, requestId: request.id }, `request failed: ${failure.code}`);
+    }
+    // A route with an answer of its own to an outage (health, with a Health body) gives it instead.
+    const { onOutage } = request.routeOptions.config;
+    if (failure.code === 'SERVICE_UNAVAILABLE' && onOutage) {
+      const { statusCode, body } = await onOutage(request);
+      return reply.code(statusCode).send(body);
     }
     return sendProblem(reply, failure, request.id);
   });
@@ -113,12 +144,8 @@ export async function buildApp(context: Context): Promise<App> {
     throw new PlatformError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`);
   });
 
-  // An empty body is "no body", so a client may send content-type: application/json on body-less POSTs.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') done(null, undefined);
-    else parseJson(request, body as string, done);
-  });
+  registerBodyParsers(app);
+  app.decorate('drain', registerDrain(app));
 
   // Warm what requests would otherwise load lazily inside their transactions; a failure is retried on use.
   context.hashSubject.ready().catch(() => {});

@@ -9,7 +9,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Who may call the route: anyone, any valid key, or a key holding this scope. Default: any valid key. */
     access?: 'public' | 'key' | Scope;
-    /** Answer an outage with this instead of SERVICE_UNAVAILABLE (health answers with its own body). */
+    /** The answer to SERVICE_UNAVAILABLE, for a route that has its own (health: a Health body). */
     onOutage?: (request: FastifyRequest) => Promise<{ statusCode: number; body: unknown }>;
   }
   interface FastifyRequest {
@@ -20,10 +20,10 @@ declare module 'fastify' {
 /** Authentication then scope, in one onRequest hook; callback-style so a cached key costs no promise. */
 export function registerAuth(app: FastifyInstance, keys: KeyCache) {
   app.decorateRequest('principal', null);
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     // routeOptions builds a new object on every read: read it once. Its config also carries the url.
     const config = request.routeOptions.config as typeof request.routeOptions.config & { url?: string };
-    const { access = 'key', onOutage } = config;
+    const { access = 'key' } = config;
     if (access === 'public' || config.url === undefined || config.url.startsWith('/docs')) return done();
 
     const key = request.headers['x-api-key'];
@@ -46,14 +46,7 @@ export function registerAuth(app: FastifyInstance, keys: KeyCache) {
     };
     const cached = keys.fresh(key);
     if (cached) return admit(cached);
-    keys.check(key).then(admit, (error: unknown) => {
-      if (onOutage && error instanceof PlatformError && error.code === 'SERVICE_UNAVAILABLE') {
-        // Replying from a callback hook: send, and do not call done.
-        onOutage(request).then(({ statusCode, body }) => reply.code(statusCode).send(body), done);
-        return;
-      }
-      done(error as Error);
-    });
+    keys.check(key).then(admit, done);
   });
 }
 

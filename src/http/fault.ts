@@ -11,14 +11,18 @@ interface AjvError {
   params: Record<string, unknown>;
 }
 
-export function toPlatformError(error: FastifyError): PlatformError {
+/** The PlatformError of any error; bodyLimit is the route's, for a 413 that names it. */
+export function toPlatformError(error: FastifyError, bodyLimit?: number): PlatformError {
   // A path id of the wrong form names nothing: 404, as for an id of another project.
   if (error.validation && error.validationContext === 'params')
     return new PlatformError('NOT_FOUND', 'no such resource');
   if (error.validation) return validationError(error.validation as AjvError[], error.validationContext);
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new PlatformError('PAYLOAD_TOO_LARGE', 'the request body is over 1 MiB');
+      return new PlatformError(
+        'PAYLOAD_TOO_LARGE',
+        bodyLimit ? `the request body is over ${sizeOf(bodyLimit)}, this route's limit` : undefined,
+      );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new PlatformError('UNSUPPORTED_MEDIA_TYPE', 'send the body as application/json');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -56,3 +60,7 @@ function validationError(issues: AjvError[], context: string | undefined): Platf
   const where = context === 'querystring' ? 'query' : (context ?? 'request');
   return new PlatformError('VALIDATION_FAILED', `the ${where} is not valid`, { errors });
 }
+
+/** A byte count as a reader says it: 320 KiB, 1 MiB. */
+const sizeOf = (bytes: number) =>
+  bytes % 1048576 === 0 ? `${bytes / 1048576} MiB` : `${Math.round(bytes / 1024)} KiB`;

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { Keyring } from '../crypto.ts';
-import type { Database, Db } from '../db/database.ts';
+import type { Database, Db, TransactionHooks } from '../db/database.ts';
 import { PlatformError, problemBody } from '../errors.ts';
 import { type Outcome, runIdempotent } from '../idempotency/pipeline.ts';
 import { fingerprint, parseIdempotencyKey } from '../idempotency/protocol.ts';
@@ -22,8 +22,8 @@ declare module 'fastify' {
     idempotencyKey: string | null;
     /** The request's transaction, on idempotent routes. */
     tx: Db | null;
-    /** Runs a callback after the request's transaction commits (e.g. to wake the delivery worker). */
-    onCommit: ((callback: () => void) => void) | null;
+    /** What to do once it ends (wake the delivery worker after a commit, give back what it took if not). */
+    txHooks: TransactionHooks | null;
   }
 }
 
@@ -33,7 +33,7 @@ export function registerIdempotency(
 ) {
   app.decorateRequest('idempotencyKey', null);
   app.decorateRequest('tx', null);
-  app.decorateRequest('onCommit', null);
+  app.decorateRequest('txHooks', null);
 
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -73,15 +73,15 @@ export function registerIdempotency(
         now: deps.clock.now(),
       };
       const outcome = await runIdempotent(deps, claim, {
-        run: async (tx, onCommit) => {
+        run: async (tx, hooks) => {
           request.tx = tx;
-          request.onCommit = onCommit;
+          request.txHooks = hooks;
           try {
             const body = await handler.call(this, request, reply);
             return { status: reply.statusCode, body };
           } finally {
             request.tx = null;
-            request.onCommit = null;
+            request.txHooks = null;
           }
         },
         // A domain 4xx is recorded; a 429 (a limit, not an answer) is not: the key works again later.

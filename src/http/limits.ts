@@ -1,6 +1,17 @@
 // The request limits (usage/request-limits.ts) as an onRequest hook after authentication; callback-style,
 // so that a request the caches admit costs no promise.
 import type { FastifyInstance } from 'fastify';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * false on reads that explain or recover from a limit (usage, projects/me, health): counted toward
+     * the day's requests, never refused by the daily allowance (the request rate still applies).
+     */
+    dailyAllowance?: boolean;
+  }
+}
+
 import { PlatformError } from '../errors.ts';
 import type { RequestLimits } from '../usage/request-limits.ts';
 
@@ -8,7 +19,8 @@ export function registerRequestLimits(app: FastifyInstance, limits: RequestLimit
   app.addHook('onRequest', (request, _reply, done) => {
     const principal = request.principal;
     if (!principal) return done();
-    const admitted = limits.admit(principal.keyId, principal.project.id);
+    const refusable = request.routeOptions.config.dailyAllowance !== false;
+    const admitted = limits.admit(principal.keyId, principal.project.id, refusable);
     if (admitted === undefined) return done();
     if (admitted instanceof PlatformError) return done(admitted);
     admitted.then(() => done(), done);

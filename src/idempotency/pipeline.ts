@@ -16,7 +16,7 @@
 // whatever it refuses there still meets the claim first.
 import type pg from 'pg';
 import type { Keyring } from '../crypto.ts';
-import type { Database, Db } from '../db/database.ts';
+import type { Database, Db, TransactionHooks } from '../db/database.ts';
 import { executable } from '../db/inline.ts';
 import { type Answer, type RecordCodec, recordCodec } from './records.ts';
 import { claimQuery, claimRefusal, type Recorded, recordedMeanwhile, recordQuery } from './store.ts';
@@ -40,7 +40,7 @@ export type Outcome =
   | { kind: 'busy' }; // a request with this key is still running
 
 export interface Operation {
-  run(tx: Db, onCommit: (callback: () => void) => void): Promise<Answer>;
+  run(tx: Db, hooks: TransactionHooks): Promise<Answer>;
   /** The answer to record for an error the domain raised on purpose, or undefined for a fault. */
   refusal(error: unknown): Refusal | undefined;
 }
@@ -76,7 +76,9 @@ class PipelinedTransaction {
   /** a transaction may be open on the client */
   private open = false;
   private broken = false;
-  private callbacks: (() => void)[] = [];
+  private committed: (() => void)[] = [];
+  private rolledBack: (() => void)[] = [];
+  private done = false;
   private readonly db: Database;
   private readonly claim: Claim;
   private readonly codec: RecordCodec;
@@ -100,20 +102,26 @@ class PipelinedTransaction {
     let answer: Refusal;
     let refusal = false;
     try {
-      answer = await operation.run(this.handle, (callback) => this.callbacks.push(callback));
+      answer = await operation.run(this.handle, {
+        onCommit: (callback) => this.committed.push(callback),
+        onRollback: (callback) => this.rolledBack.push(callback),
+      });
     } catch (error) {
       if (this.refused) return this.refused;
       const refused = operation.refusal(error);
       if (!refused) return this.fault(error);
       answer = refused;
       refusal = true;
-      this.callbacks = []; // its effects are undone: nothing to announce
+      // Its effects are undone: nothing to announce, and what it took is given back.
+      this.committed = [];
+      this.settle(false);
     }
     if (this.refused) return this.refused; // the operation swallowed the claim's refusal
     return this.commit(answer, refusal);
   }
 
   async release(): Promise<void> {
+    this.settle(false); // nothing committed, unless settled already
     if (!this.client) return;
     if (this.open)
       await this.client.query('rollback').catch(() => {
@@ -162,8 +170,15 @@ class PipelinedTransaction {
       return (await this.check()) ?? { kind: 'busy' };
     }
     this.open = false;
-    for (const callback of this.callbacks) callback();
+    this.settle(true);
     return { kind: 'done', answer };
+  }
+
+  /** Runs the callbacks of the way the operation ended, once. */
+  private settle(committed: boolean) {
+    if (this.done) return;
+    this.done = true;
+    for (const callback of committed ? this.committed : this.rolledBack) callback();
   }
 
   /**

@@ -1,29 +1,31 @@
-// Daily limits per project, capability and metric: the configured defaults, overridden per project.
-// A counted operation that would pass its limit for the current UTC day is refused (429) before it runs.
-// The count used is the database's (re-read at most once a second, and after each flush of this
-// process lands) plus what this process has not yet flushed: exact within one process, and across
-// processes within about a second of traffic. While a flush is on its way (or after one whose outcome
-// was lost, until its retry lands), a read may already see it while it is still pending here, counting
-// it twice: an error toward refusing, never toward passing the limit.
+// Daily limits per project, capability and metric: the configured defaults, overridden per project. A
+// counted operation that would pass its limit for the current UTC day is refused (429) before it runs,
+// and never admitted past the limit, in one process or many:
+//
+// - A process admits only from an allowance it reserved in the database, in blocks, by a conditional
+//   update that never takes the day's reservations past the limit (usageStore.reserve, migration 0009).
+//   Admitting from the block is a decrement in memory: no write per request, and no await between the
+//   check and the take, so concurrent requests cannot both take the last unit.
+// - A block is at most 1/16 of what remains of the day (and at most 1,000), so blocks shrink to one unit
+//   near the limit; an allowance unused for 2 s is handed back, and so is every allowance at shutdown.
+// - The cost is under-admission: while other processes hold unused blocks, a process may refuse although
+//   the day has room, by at most those blocks, for at most 2 s after their last use. A process that dies
+//   loses its unused block for the rest of the day.
+// - During a database outage a process goes on from the last reservation it knew: it admits up to what
+//   remained then, so an outage can let each process admit up to that remainder unreserved.
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/database.ts';
+import { type Db, isUnavailable } from '../db/database.ts';
 import { PlatformError } from '../errors.ts';
 import type { Meter } from './meter.ts';
-import { usageStore } from './store.ts';
+import { type QuotaKey, usageStore } from './store.ts';
 
 const LIMITS_TTL_MS = 5000;
-const COUNT_TTL_MS = 1000;
-
-const countKey = (projectId: string, day: string, capability: string, metric: string) =>
-  `${projectId}|${day}|${capability}|${metric}`;
-
-/** A project's count of one metric on one day, as the database had it when read. */
-interface CachedCount {
-  at: number;
-  count: number;
-  /** this process's landed flushes when it was read */
-  flushes: number;
-}
+/** an allowance unused this long goes back to the day, for other processes */
+const IDLE_MS = 2000;
+/** how long a spent day is believed before the database is asked again (a raised limit shows then) */
+const SPENT_TTL_MS = 1000;
+const BLOCK_MAX = 1000;
+const BLOCK_SHARE = 16;
 
 export interface DailyLimit {
   capability: string;
@@ -31,104 +33,192 @@ export interface DailyLimit {
   dailyLimit: number;
 }
 
+/** What this process holds of one project's allowance of one metric today. */
+interface Allowance {
+  key: QuotaKey;
+  /** the limit it was reserved under */
+  limit: number;
+  /** reserved by this process and not yet admitted */
+  left: number;
+  /** the day's reservations as last known (by every process) */
+  reserved: number;
+  spentAt: number | undefined;
+  reserving: Promise<void> | undefined;
+  usedAt: number;
+}
+
 export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults: DailyLimit[] }) {
   const limitsCache = new Map<string, { at: number; limits: Map<string, number> }>();
-  const countCache = new Map<string, CachedCount>();
-  /**
-   * The use of a day from the cached count and this process's pending counts; undefined unless the cached
-   * count holds: fresh, and read since this process's last flush landed.
-   */
-  function usedFromCache(projectId: string, day: string, capability: string, metric: string, now: number) {
-    const cached = countCache.get(countKey(projectId, day, capability, metric));
-    if (!cached || now - cached.at >= COUNT_TTL_MS || cached.flushes !== deps.meter.flushesLanded) return;
-    return cached.count + deps.meter.pendingCount(projectId, day, capability, metric);
-  }
+  const allowances = new Map<string, Allowance>();
+  const store = usageStore(deps.db);
+  let sweeper: NodeJS.Timeout | undefined;
 
-  async function limitsOf(db: Db, projectId: string): Promise<Map<string, number>> {
+  async function limitsOf(projectId: string): Promise<Map<string, number>> {
     const now = Date.now();
     const cached = limitsCache.get(projectId);
     if (cached && now - cached.at < LIMITS_TTL_MS) return cached.limits;
     const limits = new Map(deps.defaults.map((l) => [`${l.capability}/${l.metric}`, l.dailyLimit]));
-    for (const row of await usageStore(db).limits(projectId))
-      limits.set(`${row.capability}/${row.metric}`, row.daily_limit);
+    try {
+      for (const row of await store.limits(projectId))
+        limits.set(`${row.capability}/${row.metric}`, row.daily_limit);
+    } catch (error) {
+      if (!isUnavailable(error)) throw error;
+      // An outage: the limits last known (or the defaults), asked again in 5 s.
+      const known = cached?.limits ?? limits;
+      limitsCache.set(projectId, { at: now, limits: known });
+      return known;
+    }
     limitsCache.set(projectId, { at: now, limits });
     return limits;
   }
 
-  async function usedToday(db: Db, projectId: string, day: string, capability: string, metric: string) {
-    const now = Date.now();
-    const used = usedFromCache(projectId, day, capability, metric, now);
-    if (used !== undefined) return used;
-    // The database holds what every process flushed; this process's unflushed counts are added to it.
-    const read = await deps.meter.readFlushed(() =>
-      usageStore(db).countOn(projectId, day, capability, metric),
+  /** This process's allowance of today under `limit` (a new day, or a changed limit, starts afresh). */
+  function allowanceOf(projectId: string, capability: string, metric: string, limit: number): Allowance {
+    const day = deps.meter.dayOf(deps.clock.now());
+    const id = `${projectId}|${capability}|${metric}`;
+    let allowance = allowances.get(id);
+    if (allowance && (allowance.key.day !== day || allowance.limit !== limit)) {
+      if (allowance.key.day === day) giveBack(allowance);
+      allowance = undefined;
+    }
+    if (!allowance) {
+      const key = { projectId, day, capability, metric };
+      allowance = { key, limit, left: 0, reserved: 0, spentAt: undefined, reserving: undefined, usedAt: 0 };
+      allowances.set(id, allowance);
+    }
+    return allowance;
+  }
+
+  async function reserve(allowance: Allowance, n: number) {
+    const { limit } = allowance;
+    const block = Math.max(n, Math.min(BLOCK_MAX, Math.floor((limit - allowance.reserved) / BLOCK_SHARE)));
+    let granted: number;
+    try {
+      const result = await store.reserve(allowance.key, block, limit);
+      granted = result.granted;
+      allowance.reserved = result.reserved;
+    } catch (error) {
+      if (!isUnavailable(error)) throw error;
+      granted = Math.max(0, Math.min(block, limit - allowance.reserved)); // the last count known
+      allowance.reserved += granted;
+    }
+    allowance.left += granted;
+    allowance.spentAt = granted > 0 ? undefined : Date.now();
+  }
+
+  function giveBack(allowance: Allowance) {
+    const unused = allowance.left;
+    if (unused === 0) return;
+    allowance.left = 0;
+    allowance.reserved -= unused;
+    store.giveBack(allowance.key, unused).catch(() => {}); // in an outage it stays reserved: fewer admitted
+  }
+
+  const spent = (allowance: Allowance) =>
+    allowance.spentAt !== undefined && Date.now() - allowance.spentAt < SPENT_TTL_MS;
+
+  function refusal(allowance: Allowance): PlatformError {
+    const { capability, metric } = allowance.key;
+    const now = deps.clock.now();
+    const reset = Math.ceil(
+      (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000,
     );
-    countCache.set(countKey(projectId, day, capability, metric), {
-      at: now,
-      count: read.value,
-      flushes: read.flushes,
-    });
-    return read.value + deps.meter.pendingCount(projectId, day, capability, metric);
+    const policy = `"${capability}.${metric}"`;
+    return new PlatformError(
+      'USAGE_LIMIT_EXCEEDED',
+      `the daily limit of ${allowance.limit} for ${capability}/${metric} is reached; it resets at 00:00 UTC`,
+      {
+        headers: {
+          'retry-after': String(reset),
+          'ratelimit-policy': `${policy};q=${allowance.limit};w=86400`,
+          ratelimit: `${policy};r=0;t=${reset}`,
+        },
+      },
+    );
+  }
+
+  function takeFrom(allowance: Allowance, n: number): boolean {
+    if (allowance.left < n) return false;
+    allowance.left -= n;
+    allowance.usedAt = Date.now();
+    return true;
   }
 
   return {
     /**
-     * Throws USAGE_LIMIT_EXCEEDED when n more would pass today's limit. Inside a transaction, pass its
-     * handle: taking a second pool connection while holding one can starve the pool under load.
+     * Takes n from today's allowance, or throws USAGE_LIMIT_EXCEEDED. Returns a function that gives the n
+     * back (for an operation that ends up not happening).
      */
-    async check(
-      projectId: string,
-      capability: string,
-      metric: string,
-      options: { n?: number; db?: Db } = {},
-    ) {
-      const db = options.db ?? deps.db;
-      const limit = (await limitsOf(db, projectId)).get(`${capability}/${metric}`);
-      if (limit === undefined) return;
-      const now = deps.clock.now();
-      const day = deps.meter.dayOf(now);
-      const used = await usedToday(db, projectId, day, capability, metric);
-      const n = options.n ?? 1;
-      if (used + n <= limit) return;
-      const reset = Math.ceil(
-        (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000,
-      );
-      const policy = `"${capability}.${metric}"`;
-      throw new PlatformError(
-        'USAGE_LIMIT_EXCEEDED',
-        `the daily limit of ${limit} for ${capability}/${metric} is reached; it resets at 00:00 UTC`,
-        {
-          headers: {
-            'retry-after': String(reset),
-            'ratelimit-policy': `${policy};q=${limit};w=86400`,
-            ratelimit: `${policy};r=${Math.max(0, limit - used)};t=${reset}`,
-          },
-        },
-      );
+    async take(projectId: string, capability: string, metric: string, n = 1): Promise<() => void> {
+      for (;;) {
+        const limit = (await limitsOf(projectId)).get(`${capability}/${metric}`);
+        if (limit === undefined) return () => {};
+        const allowance = allowanceOf(projectId, capability, metric, limit);
+        if (takeFrom(allowance, n)) return () => (allowance.left += n);
+        if (spent(allowance)) throw refusal(allowance);
+        allowance.reserving ??= reserve(allowance, n).finally(() => {
+          allowance.reserving = undefined;
+        });
+        await allowance.reserving;
+      }
     },
 
     /**
-     * Whether the caches alone show room for n more today (or no limit): then check would pass without a
-     * database read, and the caller may skip it. False means "call check", not "refused".
+     * The hot path: takes n at once when the caches can decide (true: taken, or no limit; false: the day
+     * is spent), undefined when take must be called.
      */
-    admitsFromCache(projectId: string, capability: string, metric: string, n = 1): boolean {
-      const now = Date.now();
+    tryTake(projectId: string, capability: string, metric: string, n = 1): boolean | undefined {
       const cached = limitsCache.get(projectId);
-      if (!cached || now - cached.at >= LIMITS_TTL_MS) return false;
+      if (!cached || Date.now() - cached.at >= LIMITS_TTL_MS) return undefined;
       const limit = cached.limits.get(`${capability}/${metric}`);
       if (limit === undefined) return true;
-      const used = usedFromCache(projectId, deps.meter.dayOf(deps.clock.now()), capability, metric, now);
-      return used !== undefined && used + n <= limit;
+      const allowance = allowanceOf(projectId, capability, metric, limit);
+      if (takeFrom(allowance, n)) return true;
+      return spent(allowance) ? false : undefined;
+    },
+
+    /** The refusal of a spent allowance, for tryTake's false. */
+    refusal(projectId: string, capability: string, metric: string): PlatformError {
+      const limit = limitsCache.get(projectId)?.limits.get(`${capability}/${metric}`) ?? 0;
+      return refusal(allowanceOf(projectId, capability, metric, limit));
     },
 
     /** Every limit that applies to the project, sorted by capability and metric. */
     async effective(projectId: string): Promise<DailyLimit[]> {
-      return [...(await limitsOf(deps.db, projectId))]
+      return [...(await limitsOf(projectId))]
         .map(([key, dailyLimit]) => {
           const [capability = '', metric = ''] = key.split('/');
           return { capability, metric, dailyLimit };
         })
         .sort((a, b) => a.capability.localeCompare(b.capability) || a.metric.localeCompare(b.metric));
+    },
+
+    /** Hands back, each second, what lay unused for 2 s, and forgets the days gone by. */
+    start() {
+      sweeper ??= setInterval(() => {
+        const day = deps.meter.dayOf(deps.clock.now());
+        const now = Date.now();
+        for (const [id, allowance] of allowances) {
+          if (allowance.key.day !== day) allowances.delete(id);
+          else if (allowance.left > 0 && now - allowance.usedAt > IDLE_MS) giveBack(allowance);
+        }
+      }, 1000);
+      sweeper.unref();
+    },
+
+    /** Hands back every unused allowance (a stopping process). */
+    async stop() {
+      clearInterval(sweeper);
+      sweeper = undefined;
+      await Promise.all(
+        [...allowances.values()]
+          .filter((allowance) => allowance.left > 0)
+          .map((allowance) => {
+            const unused = allowance.left;
+            allowance.left = 0;
+            return store.giveBack(allowance.key, unused).catch(() => {});
+          }),
+      );
     },
   };
 }

@@ -53,31 +53,16 @@ export class Meter {
     return this.today.text;
   }
 
-  /** What this process counted of one metric on one day and has not yet flushed: map lookups only. */
-  pendingCount(projectId: string, day: string, capability: string, metric: string): number {
-    const key = keyOf({ projectId, day, capability, metric });
-    let count = this.buffer.get(key)?.count ?? 0;
-    for (const increment of this.unsent?.increments ?? [])
-      if (keyOf(increment) === key) count += increment.count;
-    return count;
-  }
-
-  /** How many flushes have landed. */
-  get flushesLanded(): number {
-    return this.landed;
-  }
-
   /**
    * A read of flushed counts, made again if a flush landed meanwhile: a landing moves counts from
    * pending to the database at once, so a read from before it, added to pending after it, would miss
-   * them. Returns the read with the number of landed flushes it is consistent with; add pending counts
-   * to it before awaiting anything else.
+   * them. Add pending counts to it before awaiting anything else.
    */
-  async readFlushed<T>(read: () => Promise<T>): Promise<{ value: T; flushes: number }> {
+  async readFlushed<T>(read: () => Promise<T>): Promise<T> {
     for (;;) {
       const flushes = this.landed;
       const value = await read();
-      if (this.landed === flushes) return { value, flushes };
+      if (this.landed === flushes) return value;
     }
   }
 

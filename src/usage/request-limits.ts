@@ -20,8 +20,13 @@ export function requestLimits(deps: {
     /**
      * Admits the request of a key of a project: undefined when admitted at once (nearly every request: the
      * caches decide, at no promise's cost), a refusal, or a promise when the day's count must be read.
+     * A request the daily allowance may not refuse is counted all the same.
      */
-    admit(keyId: string, projectId: string): PlatformError | Promise<void> | undefined {
+    admit(
+      keyId: string,
+      projectId: string,
+      dailyAllowance = true,
+    ): PlatformError | Promise<void> | undefined {
       if (deps.rateLimits.enabled) {
         const take = deps.rateLimits.take(keyId);
         if (!take.allowed) {
@@ -39,11 +44,13 @@ export function requestLimits(deps: {
         }
       }
       const count = () => deps.meter.count(projectId, 'core', 'api_requests');
-      if (deps.limits.admitsFromCache(projectId, 'core', 'api_requests')) {
+      const taken = dailyAllowance ? deps.limits.tryTake(projectId, 'core', 'api_requests') : true;
+      if (taken === true) {
         count();
         return undefined;
       }
-      return deps.limits.check(projectId, 'core', 'api_requests').then(count);
+      if (taken === false) return deps.limits.refusal(projectId, 'core', 'api_requests');
+      return deps.limits.take(projectId, 'core', 'api_requests').then(count);
     },
   };
 }

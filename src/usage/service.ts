@@ -25,7 +25,7 @@ export const usageService = (deps: { db: Db; clock: Clock; meter: Meter; limits:
       if (existing) existing.count += count;
       else counts.set(key, { day, capability, metric, count });
     };
-    for (const row of flushed.value) add(row);
+    for (const row of flushed) add(row);
     for (const pending of deps.meter.pending(projectId))
       if (pending.day >= from && pending.day <= to) add(pending);
     const data = [...counts.values()].sort(

@@ -8,6 +8,14 @@ export interface Increment {
   count: number;
 }
 
+/** One project's allowance of one metric on one UTC day. */
+export interface QuotaKey {
+  projectId: string;
+  day: string;
+  capability: string;
+  metric: string;
+}
+
 export interface LimitRow {
   capability: string;
   metric: string;
@@ -68,6 +76,44 @@ export const usageStore = (db: Db) => ({
       [projectId, day, capability, metric],
     );
     return rows[0]?.count ?? 0;
+  },
+
+  /**
+   * Reserves up to `block` more of a day's allowance, never past `limit` (migration 0009): what was granted
+   * (0 when the allowance is spent) and how much of the day is reserved now. The first reservation of a
+   * day starts from the day's count.
+   */
+  async reserve(key: QuotaKey, block: number, limit: number): Promise<{ granted: number; reserved: number }> {
+    const { rows } = await db.query<{ granted: number; reserved: number }>({
+      name: 'usage-quota-reserve',
+      text: `insert into usage_quota as q (project_id, day, capability, metric, reserved, last_grant)
+             select $1, $2, $3, $4, used + amount, amount
+               from (select used, greatest(0, least($5::bigint, $6::bigint - used)) as amount
+                       from (select coalesce(max(count), 0) as used from usage_daily
+                              where project_id = $1 and day = $2 and capability = $3 and metric = $4) as u) as g
+             on conflict (project_id, day, capability, metric) do update
+                set reserved = q.reserved + least($5::bigint, $6::bigint - q.reserved),
+                    last_grant = least($5::bigint, $6::bigint - q.reserved)
+              where q.reserved < $6::bigint
+             returning last_grant as granted, reserved`,
+      values: [key.projectId, key.day, key.capability, key.metric, block, limit],
+    });
+    return rows[0] ?? { granted: 0, reserved: limit };
+  },
+
+  /** Hands back reserved allowance a process did not use. */
+  async giveBack(key: QuotaKey, unused: number) {
+    await db.query(
+      `update usage_quota set reserved = greatest(0, reserved - $5)
+        where project_id = $1 and day = $2 and capability = $3 and metric = $4`,
+      [key.projectId, key.day, key.capability, key.metric, unused],
+    );
+  },
+
+  /** Forgets the reservations of days before `day` (they bind nothing any more); how many went. */
+  async forgetQuotaBefore(day: string): Promise<number> {
+    const result = await db.query(`delete from usage_quota where day < $1`, [day]);
+    return result.rowCount ?? 0;
   },
 
   async limits(projectId: string) {

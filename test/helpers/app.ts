@@ -73,7 +73,9 @@ export async function startService(
   const created = options.databaseUrl ? undefined : await createDatabase();
   const databaseUrl = options.databaseUrl ?? (created?.url as string);
   const logLevel = options.logTo ? 'info' : 'silent';
-  const config = loadConfig({ PLATFORM_LOG_LEVEL: logLevel, ...options.env, DATABASE_URL: databaseUrl });
+  // A test service stops at once (a deployment keeps answering for a second first: http/drain.ts).
+  const base = { PLATFORM_LOG_LEVEL: logLevel, PLATFORM_SHUTDOWN_DELAY_MS: '0' };
+  const config = loadConfig({ ...base, ...options.env, DATABASE_URL: databaseUrl });
   const db = openDatabase(databaseUrl);
   await migrate(db);
   const shared = {
@@ -100,7 +102,7 @@ export async function startService(
     ? await createService({
         ...shared,
         config: loadConfig({
-          PLATFORM_LOG_LEVEL: logLevel,
+          ...base,
           ...options.env,
           ...own.env,
           DATABASE_URL: databaseUrl,

@@ -41,12 +41,19 @@ export interface ServiceProcess extends Child {
   baseUrl: string;
 }
 
-/** Starts `platform <command>` and waits until it listens (or exits); killed after the test file. */
+/**
+ * Starts `platform <command>` and waits until it listens (a worker: until it runs), or exits; killed
+ * after the test file. A worker's baseUrl is ''.
+ */
 export async function startProcess(
   command: string,
   env: Record<string, string | undefined>,
 ): Promise<ServiceProcess> {
   const child = spawnNode(MAIN, [command], childEnv({ PORT: '0', ...env }));
   after(() => child.stop('SIGKILL'));
+  if (command === 'worker') {
+    await child.waitFor(/delivery worker \S+ running/, 30_000);
+    return { ...child, baseUrl: '' };
+  }
   return { ...child, baseUrl: await child.waitFor(LISTENING, 30_000) };
 }

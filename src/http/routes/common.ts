@@ -1,7 +1,7 @@
 // What every route file shares: the idempotency-key header schema, and the request's transaction scope.
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Db } from '../../db/database.ts';
+import type { Db, TransactionHooks } from '../../db/database.ts';
 import { principalOf } from '../auth.ts';
 
 /** The idempotency-key header (its presence and form are checked first, by http/idempotency.ts). */
@@ -9,11 +9,11 @@ export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.String({ description: '1-255 visible ASCII characters, or a quoted string' }),
 });
 
-/** The transaction of an idempotent route's request, and how to act once it commits. */
-export function writeScope(request: FastifyRequest): { tx: Db; onCommit: (callback: () => void) => void } {
-  if (!request.tx || !request.onCommit)
+/** The transaction of an idempotent route's request, and what to do once it ends. */
+export function writeScope(request: FastifyRequest): { tx: Db } & TransactionHooks {
+  if (!request.tx || !request.txHooks)
     throw new Error(`route ${request.routeOptions.url} is not idempotent but asks for its transaction`);
-  return { tx: request.tx, onCommit: request.onCommit };
+  return { tx: request.tx, ...request.txHooks };
 }
 
 /** The transaction of an idempotent route's request. */

@@ -36,8 +36,8 @@ export const eventRoutes =
     }
     /** Events in the request's transaction. */
     const events = (request: FastifyRequest) => {
-      const { tx, onCommit } = writeScope(request);
-      return eventService(tx, { ...context, onCommit, wake: () => context.signals.emit('deliveries') });
+      const { tx, ...hooks } = writeScope(request);
+      return eventService(tx, { ...context, ...hooks, wake: () => context.signals.emit('deliveries') });
     };
 
     app.post(

@@ -1,5 +1,5 @@
 // GET /api/health (any valid key; 503 with a Health body when the database is unreachable), and the
-// unauthenticated probes for orchestrators: /livez (the process runs) and /readyz (the database answers).
+// unauthenticated probes for orchestrators: /livez (the process runs) and /readyz (it can serve).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Context } from '../../context.ts';
 import { HealthSchema, ProbeSchema } from '../../health/schema.ts';
@@ -15,7 +15,7 @@ export const healthRoutes =
     app.get(
       '/api/health',
       {
-        config: { access: 'key', onOutage: () => health.report() },
+        config: { access: 'key', dailyAllowance: false, onOutage: () => health.report() },
         schema: {
           summary: 'Liveness and readiness of the service',
           tags: ['health'],
@@ -33,7 +33,10 @@ export const healthRoutes =
       schema: { tags: ['health'], security: [], response: { 200: ProbeSchema, 503: ProbeSchema } },
     };
     app.get('/livez', probe, async () => ({ status: 'alive' }));
-    app.get('/readyz', probe, async (_request, reply) =>
-      (await health.ready()) ? { status: 'ready' } : reply.code(503).send({ status: 'database unreachable' }),
-    );
+    // Not ready while the database is unreachable, migrations are pending, or the process is stopping.
+    app.get('/readyz', probe, async (_request, reply) => {
+      if (app.drain?.draining) return reply.code(503).send({ status: 'stopping' });
+      const { ready, reason } = await health.ready();
+      return ready ? { status: 'ready' } : reply.code(503).send({ status: reason ?? 'not ready' });
+    });
   };

@@ -12,7 +12,7 @@ export const projectRoutes =
     app.get(
       '/core/v1/projects/me',
       {
-        config: { access: 'projects:read' },
+        config: { access: 'projects:read', dailyAllowance: false },
         schema: {
           summary: 'The project the key belongs to, with its theme and languages',
           tags: ['projects'],

@@ -23,8 +23,8 @@ export const subjectRoutes =
         },
       },
       async (request) => {
-        const { tx, onCommit } = writeScope(request);
-        return erasureService(tx, { ...context, onCommit }).erase(principalOf(request), request.body.subject);
+        const { tx, ...hooks } = writeScope(request);
+        return erasureService(tx, { ...context, ...hooks }).erase(principalOf(request), request.body.subject);
       },
     );
   };

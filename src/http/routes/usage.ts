@@ -12,7 +12,7 @@ export const usageRoutes =
     app.get(
       '/core/v1/usage',
       {
-        config: { access: 'usage:read' },
+        config: { access: 'usage:read', dailyAllowance: false },
         schema: {
           summary: 'Usage by UTC day, capability and metric, with the daily limits',
           tags: ['usage'],
