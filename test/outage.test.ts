@@ -111,31 +111,25 @@ describe('the database goes away under load', () => {
       apis.map((p) => p.baseUrl),
       tenant.key,
     );
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    if (proxy) await proxy.cut();
-    else
-      await (
-        await openEmbeddedCluster(
-          path.dirname(new URL(adminUrl()).searchParams.get('host') as string),
-          () => {},
-        )
-      ).stop();
-    const during = await healthOf(apis[0]?.baseUrl as string, tenant.key).catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    if (proxy) await proxy.restore();
-    else
-      await openEmbeddedCluster(
-        path.dirname(new URL(adminUrl()).searchParams.get('host') as string),
-        () => {},
-      );
-    for (const api of apis)
-      await eventually(
-        async () => (await healthOf(api.baseUrl, tenant.key)).status === 200,
-        30_000,
-        'health 200',
-      );
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    await traffic.stop();
+    const dataDir = path.dirname(new URL(adminUrl()).searchParams.get('host') as string);
+    let during: Awaited<ReturnType<typeof healthOf>> | undefined;
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      if (proxy) await proxy.cut();
+      else await (await openEmbeddedCluster(dataDir, () => {})).stop();
+      during = await healthOf(apis[0]?.baseUrl as string, tenant.key).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      if (proxy) await proxy.restore();
+      else await openEmbeddedCluster(dataDir, () => {});
+      for (const api of apis) {
+        const healthy = async () =>
+          (await healthOf(api.baseUrl, tenant.key).catch(() => undefined))?.status === 200;
+        await eventually(healthy, 30_000, `health 200 again:\n${api.output()}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+    } finally {
+      await traffic.stop();
+    }
 
     if (during) {
       assert.equal(during.status, 503, JSON.stringify(during));
@@ -180,8 +174,7 @@ describe('the database goes away under load', () => {
     ]);
     try {
       const traffic = load([processes[0]?.baseUrl as string], tenant.key);
-      await new Promise((resolve) => setTimeout(resolve, 3000));
-      await traffic.stop();
+      await new Promise((resolve) => setTimeout(resolve, 3000)).finally(() => traffic.stop());
       const answers = Object.fromEntries(traffic.statuses);
       assert.ok((answers['503'] ?? 0) > 0, `some requests found no connection: ${JSON.stringify(answers)}`);
       assert.ok((answers['202'] ?? 0) > 0, `the others were served: ${JSON.stringify(answers)}`);
