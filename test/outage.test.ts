@@ -111,7 +111,7 @@ describe('the database goes away under load', () => {
       apis.map((p) => p.baseUrl),
       tenant.key,
     );
-    const dataDir = path.dirname(new URL(adminUrl()).searchParams.get('host') as string);
+    const dataDir = embedded ? path.dirname(new URL(adminUrl()).searchParams.get('host') as string) : '';
     let during: Awaited<ReturnType<typeof healthOf>> | undefined;
     try {
       await new Promise((resolve) => setTimeout(resolve, 1500));
