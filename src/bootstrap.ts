@@ -1,20 +1,24 @@
 // The first start of an empty database (`platform start`): project `dev` with one key holding every
 // scope, printed once. Two processes starting at once create it once: the slug's unique index decides.
-import type { Db } from './db/database.ts';
-import { SCOPES } from './keys/scopes.ts';
+import { randomUUID } from 'node:crypto';
+import { auditInto } from './audit/store.ts';
+import type { Database } from './db/database.ts';
+import { PlatformError } from './errors.ts';
 import { type CreatedKey, keyService } from './keys/service.ts';
+import { projectService } from './projects/service.ts';
 import { projectStore } from './projects/store.ts';
 
 /** On an empty database, creates project `dev` and a key with every scope, and returns the key. */
-export async function bootstrap(db: Db): Promise<CreatedKey | undefined> {
-  const projects = projectStore(db);
-  if ((await projects.count()) > 0) return undefined;
-  const project = await projects.insert({
-    slug: 'dev',
-    name: 'Development',
-    mode: 'test',
-    languages: ['en'],
-  });
-  if (!project) return undefined;
-  return keyService(db).create(project, [...SCOPES]);
+export async function bootstrap(db: Database): Promise<CreatedKey | undefined> {
+  if ((await projectStore(db).count()) > 0) return undefined;
+  try {
+    return await db.transaction(async (tx, hooks) => {
+      const audit = auditInto({ actor: { type: 'cli' }, requestId: randomUUID() }, hooks);
+      const project = await projectService(tx).create({ slug: 'dev', name: 'Development' }, audit);
+      return keyService(tx).create(project, { scopes: ['all'] }, audit);
+    });
+  } catch (error) {
+    if (error instanceof PlatformError && error.code === 'SLUG_TAKEN') return undefined; // another made it
+    throw error;
+  }
 }

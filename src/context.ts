@@ -2,7 +2,7 @@
 // made once by createService (service.ts); nothing else is global.
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import { CapabilityRegistry } from './capabilities.ts';
+import { type Capability, CapabilityRegistry } from './capabilities.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Keyring } from './crypto.ts';
@@ -10,6 +10,7 @@ import type { Database } from './db/database.ts';
 import { coreEraser } from './erasure/service.ts';
 import { type SubjectHasher, subjectHasher } from './erasure/subject.ts';
 import { healthService } from './health/service.ts';
+import { KeyActivity } from './keys/activity.ts';
 import { type KeyCache, keyCache } from './keys/cache.ts';
 import { keyService } from './keys/service.ts';
 import { type UsageLimits, usageLimits } from './usage/limits.ts';
@@ -36,7 +37,16 @@ export interface Context {
   registry: CapabilityRegistry;
   health: ReturnType<typeof healthService>;
   keys: KeyCache;
+  /** when each key was last used, written in batches */
+  keyActivity: KeyActivity;
 }
+
+/** Core registers itself like any capability: the metrics it counts, and its eraser. */
+export const CORE_CAPABILITY: Capability = {
+  name: 'core',
+  metrics: ['api_requests', 'events_published', 'webhook_deliveries', 'subjects_erased'],
+  eraser: coreEraser,
+};
 
 export interface ContextOptions {
   config: Config;
@@ -51,11 +61,7 @@ export interface ContextOptions {
 export function createContext(options: ContextOptions): Context {
   const { config, db, log, keyring } = options;
   const registry = options.registry ?? new CapabilityRegistry();
-  registry.register({
-    name: 'core',
-    metrics: ['api_requests', 'events_published', 'webhook_deliveries', 'subjects_erased'],
-    eraser: coreEraser,
-  });
+  registry.register(CORE_CAPABILITY);
   const clock = options.clock ?? systemClock;
   const meter = new Meter({ db, clock, log });
   const limits = usageLimits({ db, clock, meter, defaults: config.dailyLimits });
@@ -74,5 +80,6 @@ export function createContext(options: ContextOptions): Context {
     registry,
     health: healthService({ config, db, registry }),
     keys: keyCache((key) => keyService(db).check(key)),
+    keyActivity: new KeyActivity({ db, log }),
   };
 }

@@ -17,8 +17,10 @@ export const ERROR_CATALOGUE = {
   API_KEY_MISSING: { status: 401, title: 'The x-api-key header is missing' },
   API_KEY_INVALID: { status: 401, title: 'The API key is not valid' },
   API_KEY_REVOKED: { status: 401, title: 'The API key has been revoked' },
+  API_KEY_EXPIRED: { status: 401, title: 'The API key has expired' },
   INSUFFICIENT_SCOPE: { status: 403, title: 'The API key lacks the scope this route needs' },
   NOT_FOUND: { status: 404, title: 'Not found' },
+  SLUG_TAKEN: { status: 409, title: 'A project with this slug already exists' },
   IDEMPOTENCY_KEY_IN_PROGRESS: {
     status: 409,
     title: 'A request with this idempotency key is still being processed',

@@ -35,6 +35,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     async start(listen) {
       context.meter.start();
       context.limits.start();
+      if (app) context.keyActivity.start();
       if (worker) {
         await worker.start();
         stopMaintenance = startMaintenance(context);
@@ -45,6 +46,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       await app?.drain.drain(context.config.shutdown); // see http/drain.ts
       stopMaintenance?.();
       await worker?.stop();
+      await context.keyActivity.stop(); // when keys were last used
       await context.limits.stop(); // unused allowance goes back to the day
       await context.meter.stop(); // the last second of usage counts
     },

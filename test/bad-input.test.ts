@@ -6,10 +6,11 @@ import net from 'node:net';
 import { describe, test } from 'node:test';
 import { MAX_BODY_DEPTH } from '../src/http/body.ts';
 import { expectProblem, startService } from './helpers/app.ts';
-import { pathOf, WITH_BODY, WITH_ID } from './helpers/routes.ts';
+import { isAdmin, pathOf, type Route, WITH_BODY, WITH_ID } from './helpers/routes.ts';
 
 const service = await startService({ resolve: async () => ['93.184.216.34'] });
 const tenant = await service.tenant();
+const operator = await service.operator();
 let n = 0;
 const idem = () => ({ 'idempotency-key': `bad-${++n}` });
 const endpoint = (
@@ -26,6 +27,9 @@ const event = (
     headers: idem(),
   })
 ).body.eventId as string;
+
+const ids = { id: endpoint, event, project: tenant.projectId, key: tenant.keyId };
+const keyFor = (route: Route) => (isAdmin(route) ? operator.key : tenant.key);
 
 /** Objects nested `depth` levels deep, innermost {"a":1}. */
 const nested = (depth: number) => `${'{"a":'.repeat(depth - 1)}{"a":1}${'}'.repeat(depth - 1)}`;
@@ -76,10 +80,10 @@ function expectRawProblem(answer: Awaited<ReturnType<typeof raw>>, status: numbe
 describe('bad input', () => {
   test(`bodies nested past ${MAX_BODY_DEPTH} levels → 400 on every route with a body; at the limit, accepted`, async () => {
     for (const route of WITH_BODY) {
-      const path = pathOf(route, { id: endpoint, event });
+      const path = pathOf(route, ids);
       for (const depth of [MAX_BODY_DEPTH + 1, 3000, 20_000]) {
         const response = await service.request(route.method, path, {
-          key: tenant.key,
+          key: keyFor(route),
           rawBody: `{"x":${nested(depth - 1)}}`,
           headers: { 'content-type': 'application/json', ...idem() },
         });
@@ -117,8 +121,8 @@ describe('bad input', () => {
     ];
     for (const route of WITH_ID) {
       for (const id of odd) {
-        const path = pathOf(route, { id, event: id });
-        const response = await service.request(route.method, path, { key: tenant.key, headers: idem() });
+        const path = pathOf(route, { id, event: id, project: id, key: id });
+        const response = await service.request(route.method, path, { key: keyFor(route), headers: idem() });
         expectProblem(response, 404, 'NOT_FOUND');
       }
     }
@@ -126,7 +130,7 @@ describe('bad input', () => {
 
   test('content types other than JSON on a route with a body → 415', async () => {
     for (const route of WITH_BODY) {
-      const path = pathOf(route, { id: endpoint, event });
+      const path = pathOf(route, ids);
       for (const type of [
         'text/plain',
         'application/x-www-form-urlencoded',
@@ -135,14 +139,14 @@ describe('bad input', () => {
         'application/jsonx',
       ]) {
         const response = await service.request(route.method, path, {
-          key: tenant.key,
+          key: keyFor(route),
           rawBody: JSON.stringify(route.body),
           headers: { 'content-type': type, ...idem() },
         });
         expectProblem(response, 415, 'UNSUPPORTED_MEDIA_TYPE');
       }
       const json = await service.request(route.method, path, {
-        key: tenant.key,
+        key: keyFor(route),
         rawBody: JSON.stringify(route.body),
         headers: { 'content-type': 'application/json; charset=utf-8', ...idem() },
       });

@@ -78,13 +78,31 @@ describe('platform CLI', () => {
 
   test('clear errors: usage (exit 2) and refusals (exit 1)', async () => {
     const cases: [string[], number, RegExp][] = [
-      [['keys', 'create', '--project', 'beta', '--scopes', 'root:all'], 2, /unknown scope root:all/],
+      [['keys', 'create', '--project', 'beta', '--scopes', 'root:all'], 1, /unknown scope root:all/],
+      [['keys', 'create', '--project', 'beta'], 2, /keys create needs --scopes/],
       [['projects', 'create', '--slug', 'beta', '--name', 'Again'], 1, /already exists/],
       [['projects', 'create', '--slug', 'Bad Slug', '--name', 'X'], 1, /slug must be/],
       [['projects', 'create', '--slug', 'x1', '--name', 'X', '--mode', 'prod'], 1, /mode must be/],
       [['keys', 'create', '--project', 'nobody', '--scopes', 'all'], 1, /no project with slug "nobody"/],
-      [['keys', 'revoke', 'not-a-uuid'], 2, /needs the key id/],
-      [['keys', 'revoke', '00000000-0000-4000-8000-000000000000'], 1, /no key/],
+      [['keys', 'revoke'], 2, /keys revoke needs the key/],
+      [['keys', 'revoke', 'pk_test_nothing'], 1, /key not found/],
+      [['keys', 'revoke', '00000000-0000-4000-8000-000000000000'], 1, /key not found/],
+      [
+        [
+          'limits',
+          'set',
+          '--project',
+          'beta',
+          '--capability',
+          'core',
+          '--metric',
+          'naps',
+          '--daily-limit',
+          '3',
+        ],
+        1,
+        /no capability counts core\/naps; the metrics are core\/api_requests/,
+      ],
       [['frobnicate'], 2, /unknown command/],
     ];
     for (const [args, code, message] of cases) {
@@ -136,9 +154,9 @@ describe('platform CLI', () => {
       env,
     );
     assert.equal(set.code, 0, set.stderr);
-    for (const [capability, limit] of [
-      ['Core', '1'], // not a lowercase name
-      ['core', '-1'], // not a whole number
+    for (const [capability, limit, code] of [
+      ['Core', '1', 1], // no capability is called that: refused, naming the metrics there are
+      ['core', '-1', 2], // not a whole number: wrong usage
     ] as const) {
       const args = [
         'limits',
@@ -152,7 +170,7 @@ describe('platform CLI', () => {
         '--daily-limit',
         limit,
       ];
-      assert.equal((await runCli(args, env)).code, 2, args.join(' '));
+      assert.equal((await runCli(args, env)).code, code, args.join(' '));
     }
     const service = await startProcess('serve', env);
     const usage = await (
@@ -181,5 +199,116 @@ describe('platform CLI', () => {
     );
     await client.end();
     assert.equal(rows[0].n, 25);
+  });
+
+  test('management: operator keys, projects list and update, keys list, revoke by prefix or key, limits get; --json everywhere', async () => {
+    const json = async (args: string[]) => {
+      const result = await runCli([...args, '--json'], env);
+      assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
+      return JSON.parse(result.stdout);
+    };
+    assert.equal((await runCli(['--version'], env)).stdout.trim(), '0.1.0');
+    const started = new Date();
+    const operator = await json(['operator-keys', 'create', '--scopes', 'all', '--name', 'ops']);
+    assert.deepEqual(Object.keys(operator).sort(), ['id', 'key', 'name', 'scopes']);
+    assert.match(operator.key, /^pk_op_[0-9A-Za-z]{32}$/);
+    assert.deepEqual(operator.scopes, ['projects:manage', 'keys:manage', 'limits:manage', 'audit:read']);
+    assert.equal(operator.name, 'ops');
+
+    const updated = await json([
+      'projects',
+      'update',
+      '--slug',
+      'beta',
+      '--theme-primary',
+      '#000000',
+      '--languages',
+      'fr,en-us',
+      '--logo-url',
+      'https://cdn.example.com/b.png',
+      '--retention-days',
+      '14',
+    ]);
+    assert.equal(updated.theme.primary, '#000000');
+    assert.deepEqual(updated.languages, ['fr', 'en-US']);
+    assert.equal(updated.retentionDays, 14);
+    const listed = await json(['projects', 'list', '--slug-prefix', 'be']);
+    assert.deepEqual(
+      listed.data.map((p: { slug: string }) => p.slug),
+      ['beta'],
+    );
+
+    const key = await json([
+      'keys',
+      'create',
+      '--project',
+      'beta',
+      '--scopes',
+      'usage:read',
+      '--name',
+      'reports',
+    ]);
+    const keys = await json(['keys', 'list', '--project', 'beta']);
+    const shown = keys.data.find((k: { id: string }) => k.id === key.id);
+    assert.equal(shown.name, 'reports');
+    assert.equal(shown.prefix, key.key.slice(0, 12));
+    assert.ok(!JSON.stringify(keys).includes(key.key), 'never the key');
+
+    const byPrefix = await runCli(['keys', 'revoke', shown.prefix], env);
+    assert.equal(byPrefix.code, 0, byPrefix.stderr);
+    assert.match(byPrefix.stdout, /^revoked key /);
+    const again = await runCli(['keys', 'revoke', key.key], env);
+    assert.match(again.stdout, /was already revoked, at /);
+    const againJson = await json(['keys', 'revoke', key.id]);
+    assert.equal(againJson.revokedNow, false);
+    assert.ok(againJson.revokedAt);
+
+    const limits = await json(['limits', 'get', '--project', 'beta']);
+    assert.deepEqual(
+      limits.data.find((l: { metric: string }) => l.metric === 'events_published'),
+      { capability: 'core', metric: 'events_published', dailyLimit: 7, source: 'project' },
+    );
+    const set = await json([
+      'limits',
+      'set',
+      '--project',
+      'beta',
+      '--capability',
+      'core',
+      '--metric',
+      'api_requests',
+      '--daily-limit',
+      '9',
+    ]);
+    assert.deepEqual(set, { capability: 'core', metric: 'api_requests', dailyLimit: 9, source: 'project' });
+    const cleared = await json([
+      'limits',
+      'clear',
+      '--project',
+      'beta',
+      '--capability',
+      'core',
+      '--metric',
+      'api_requests',
+    ]);
+    assert.equal(cleared.source, 'default');
+
+    // The CLI's changes are audited as the CLI's.
+    const client = new pg.Client(DATABASE_URL);
+    await client.connect();
+    const { rows } = await client.query(
+      `select action, actor_type, fields from audit_log
+        where action in ('project.updated', 'key.revoked', 'limit.cleared') and at >= $1 order by at`,
+      [started],
+    );
+    await client.end();
+    assert.deepEqual(
+      rows.map((r) => [r.action, r.actor_type]),
+      [
+        ['project.updated', 'cli'],
+        ['key.revoked', 'cli'],
+        ['limit.cleared', 'cli'],
+      ],
+    );
   });
 });

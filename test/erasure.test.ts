@@ -36,7 +36,7 @@ describe('POST /core/v1/subjects/erase', () => {
       [{ subject: { type: 'phone', value: '0612345678' } }, '/subject/value'],
       [{ subject: { type: 'phone', value: '+1 415 555' } }, '/subject/value'],
       [{ subject: { type: 'external_id', value: 'a\u0000b' } }, '/subject/value'],
-      [{ subject: { type: 'email', value: 'a@b.co' }, extra: true }, '/'],
+      [{ subject: { type: 'email', value: 'a@b.co' }, extra: true }, '/extra'],
       [{ subject: 'a@b.co' }, '/subject'],
       [[], '/'],
     ];

@@ -7,7 +7,7 @@ import type { KeyCheck } from '../src/keys/service.ts';
 
 const valid: KeyCheck = {
   kind: 'valid',
-  principal: { keyId: 'k', scopes: new Set(), project: {} as never },
+  principal: { keyId: 'k', scopes: new Set(), project: {} as never, expiresAt: null },
 };
 const outage = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
 

@@ -1,95 +1,111 @@
 // The security set on every route (test/helpers/routes.ts): no key, a wrong key, a malformed key, a
-// revoked key, a missing scope, another project's id.
+// revoked or expired key, a missing scope, the wrong kind of key (a project's on /admin, an operator's on
+// /core), and another project's id or an unknown id.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { SCOPES } from '../src/keys/scopes.ts';
-import { keyService } from '../src/keys/service.ts';
+import { OPERATOR_SCOPES, SCOPES } from '../src/keys/scopes.ts';
 import { expectProblem, startService } from './helpers/app.ts';
-import { ROUTES } from './helpers/routes.ts';
+import { isAdmin, pathOf, ROUTES } from './helpers/routes.ts';
 
 const service = await startService({ resolve: async () => ['93.184.216.34'] });
 const owner = await service.tenant();
+const operator = await service.operator();
 const revoked = await service.tenant();
-await keyService(service.db).revoke(revoked.keyId);
+const revokedOperator = await service.operator();
+const expired = await service.tenant();
+const expiredOperator = await service.operator();
+await service.db.query('update api_keys set revoked_at = now() where id = any ($1)', [
+  [revoked.keyId, revokedOperator.keyId],
+]);
+await service.db.query(`update api_keys set expires_at = now() - interval '1 second' where id = any ($1)`, [
+  [expired.keyId, expiredOperator.keyId],
+]);
+let n = 0;
+const idem = () => ({ 'idempotency-key': `security-${++n}` });
 
-// A resource owned by `owner`, for the routes with an id.
+// Resources owned by `owner`, for the routes with an id.
 const endpoint = await service.request('POST', '/core/v1/webhook-endpoints', {
   key: owner.key,
   body: { url: 'https://hooks.example.com/', eventTypes: ['*'] },
-  headers: { 'idempotency-key': 'security-fixture' },
+  headers: idem(),
 });
-const ownedId = endpoint.body.id as string;
 const event = await service.request('POST', '/core/v1/events', {
   key: owner.key,
   body: { type: 'pay.payment.succeeded', data: {} },
-  headers: { 'idempotency-key': 'security-event' },
+  headers: idem(),
 });
-const ownedEvent = event.body.eventId as string;
+const ids = { id: endpoint.body.id, event: event.body.eventId, project: owner.projectId, key: revoked.keyId };
+const NOWHERE = '00000000-0000-4000-8000-000000000000';
 
 describe('security set', () => {
-  for (const { method, path: template, scope } of ROUTES) {
-    const route = { method, scope, path: template.replace('{id}', ownedId).replace('{event}', ownedEvent) };
-    describe(`${route.method} ${template}`, () => {
-      test('no key → 401 API_KEY_MISSING', async () => {
-        expectProblem(await service.request(route.method, route.path), 401, 'API_KEY_MISSING');
+  for (const route of ROUTES) {
+    const path = pathOf(route, ids);
+    const admin = isAdmin(route);
+    const call = (key: string | undefined, at = path) =>
+      service.request(route.method, at, { key, body: route.body, headers: idem() });
+    describe(`${route.method} ${route.path}`, () => {
+      test('no key → 401 API_KEY_MISSING; an empty one too', async () => {
+        expectProblem(await call(undefined), 401, 'API_KEY_MISSING');
+        expectProblem(await call(''), 401, 'API_KEY_MISSING');
       });
-      test('an empty key → 401 API_KEY_MISSING', async () => {
-        expectProblem(await service.request(route.method, route.path, { key: '' }), 401, 'API_KEY_MISSING');
+      test('a well-formed unknown key, or a malformed one → 401 API_KEY_INVALID', async () => {
+        const keys = [
+          `pk_test_${'A'.repeat(32)}`,
+          `pk_op_${'A'.repeat(32)}`,
+          'nope',
+          `${owner.key}x`,
+          'pk_test_é',
+        ];
+        keys.push(owner.key.replace('pk_test_', 'pk_live_'), operator.key.replace('pk_op_', 'pk_test_'));
+        for (const key of keys) expectProblem(await call(key), 401, 'API_KEY_INVALID');
       });
-      test('a well-formed unknown key → 401 API_KEY_INVALID', async () => {
-        const key = `pk_test_${'A'.repeat(32)}`;
-        expectProblem(await service.request(route.method, route.path, { key }), 401, 'API_KEY_INVALID');
+      test('a revoked key → 401 API_KEY_REVOKED; an expired one → 401 API_KEY_EXPIRED', async () => {
+        expectProblem(await call(admin ? revokedOperator.key : revoked.key), 401, 'API_KEY_REVOKED');
+        expectProblem(await call(admin ? expiredOperator.key : expired.key), 401, 'API_KEY_EXPIRED');
       });
-      test('a malformed key → 401 API_KEY_INVALID', async () => {
-        for (const key of ['nope', `${owner.key}x`, owner.key.replace('pk_test_', 'pk_live_'), 'pk_test_é']) {
-          expectProblem(await service.request(route.method, route.path, { key }), 401, 'API_KEY_INVALID');
-        }
-      });
-      test('a revoked key → 401 API_KEY_REVOKED', async () => {
-        expectProblem(
-          await service.request(route.method, route.path, { key: revoked.key }),
-          401,
-          'API_KEY_REVOKED',
-        );
-      });
-      if (/\{(id|event)\}/.test(template)) {
-        test('another project’s id → 404 NOT_FOUND, as for an id that exists nowhere', async () => {
-          const stranger = await service.tenant();
-          const response = await service.request(route.method, route.path, {
-            key: stranger.key,
-            headers: { 'idempotency-key': `stranger-${route.method}-${template}` },
-          });
-          expectProblem(response, 404, 'NOT_FOUND');
-          const nowhere = await service.request(
-            route.method,
-            template.replace(/\{(id|event)\}/, '00000000-0000-4000-8000-000000000000'),
-            {
-              key: stranger.key,
-              headers: { 'idempotency-key': `nowhere-${route.method}-${template}` },
-            },
-          );
-          assert.deepEqual({ ...response.body, requestId: '' }, { ...nowhere.body, requestId: '' });
-        });
-      }
       if (route.scope) {
         const scope = route.scope;
+        test(`the wrong kind of key, with every scope of its kind → 403 INSUFFICIENT_SCOPE`, async () => {
+          const response = await call(admin ? owner.key : operator.key);
+          expectProblem(response, 403, 'INSUFFICIENT_SCOPE');
+          assert.equal(response.body.requiredScope, scope);
+        });
         test(`a key without ${scope} → 403 INSUFFICIENT_SCOPE naming it`, async () => {
-          const other = await service.tenant(SCOPES.filter((s) => s !== scope));
-          const response = await service.request(route.method, route.path, { key: other.key });
+          const other = admin
+            ? await service.operator(OPERATOR_SCOPES.filter((s) => s !== scope))
+            : await service.tenant(SCOPES.filter((s) => s !== scope));
+          const response = await call(other.key);
           expectProblem(response, 403, 'INSUFFICIENT_SCOPE');
           assert.equal(response.body.requiredScope, scope);
         });
         test(`a key with only ${scope} passes authentication and scope`, async () => {
-          const other = await service.tenant([scope]);
-          const response = await service.request(route.method, route.path, { key: other.key });
+          const other = admin
+            ? await service.operator([scope as (typeof OPERATOR_SCOPES)[number]])
+            : await service.tenant([scope as (typeof SCOPES)[number]]);
+          const response = await call(other.key);
           assert.ok(![401, 403].includes(response.status), `${response.status} ${response.text}`);
         });
       } else {
-        test('a key with no scope at all passes', async () => {
-          const other = await service.tenant([]);
-          const response = await service.request(route.method, route.path, { key: other.key });
-          assert.equal(response.status, 200, response.text);
+        test('a key with no scope at all passes, of either kind', async () => {
+          assert.equal((await call((await service.tenant([])).key)).status, 200);
+          assert.equal((await call((await service.operator([])).key)).status, 200);
         });
+      }
+      if (/\{(id|event|project|key)\}/.test(route.path)) {
+        test(
+          admin
+            ? 'an unknown id → 404 NOT_FOUND'
+            : 'another project’s id → 404, as an id that exists nowhere',
+          async () => {
+            const nowhere = pathOf(route, { id: NOWHERE, event: NOWHERE, project: NOWHERE, key: NOWHERE });
+            if (admin) return expectProblem(await call(operator.key, nowhere), 404, 'NOT_FOUND');
+            const stranger = await service.tenant();
+            const response = await call(stranger.key);
+            expectProblem(response, 404, 'NOT_FOUND');
+            const elsewhere = await call(stranger.key, nowhere);
+            assert.deepEqual({ ...response.body, requestId: '' }, { ...elsewhere.body, requestId: '' });
+          },
+        );
       }
     });
   }

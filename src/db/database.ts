@@ -14,8 +14,10 @@ export interface Db {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>>;
 }
 
-/** What to do once a transaction ends: after it commits, or if it does not. */
+/** What to do as a transaction ends: with its commit, after it, or if it does not commit. */
 export interface TransactionHooks {
+  /** A write whose result nobody reads (an audit entry), sent with the commit: no round trip of its own. */
+  beforeCommit(statement: pg.QueryConfig): void;
   onCommit(callback: () => void): void;
   onRollback(callback: () => void): void;
 }
@@ -63,9 +65,11 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
       typeof statement === 'string' ? pool.query(statement, values) : pool.query(statement)) as Db['query'],
     async transaction(fn) {
       const client = await pool.connect();
+      const statements: pg.QueryConfig[] = [];
       const committed: (() => void)[] = [];
       const rolledBack: (() => void)[] = [];
       const hooks = {
+        beforeCommit: (statement: pg.QueryConfig) => statements.push(statement),
         onCommit: (c: () => void) => committed.push(c),
         onRollback: (c: () => void) => rolledBack.push(c),
       };
@@ -73,6 +77,7 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
       try {
         await client.query('begin');
         const result = await fn(client, hooks);
+        for (const statement of statements) await client.query(statement);
         await client.query('commit');
         for (const callback of committed) callback();
         return result;

@@ -1,7 +1,8 @@
 // Reading what happened to deliveries: an event's deliveries, and an endpoint's deliveries with their
 // attempts, newest first, a page at a time.
 import type { Db } from '../db/database.ts';
-import { notFound, PlatformError } from '../errors.ts';
+import { notFound } from '../errors.ts';
+import { type Page, pageFrom } from '../pagination.ts';
 
 export interface DeliveryView {
   id: string;
@@ -45,24 +46,6 @@ const ATTEMPTS = `coalesce((
       from delivery_attempts a
      where a.project_id = d.project_id and a.delivery_id = d.id), '[]') as attempts`;
 
-export interface Cursor {
-  createdAt: string;
-  id: string;
-}
-
-const encodeCursor = (cursor: Cursor) =>
-  Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString('base64url');
-
-function decodeCursor(value: string): Cursor | undefined {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(value, 'base64url').toString()) as [string, string];
-    if (Number.isNaN(Date.parse(createdAt)) || !/^[0-9a-f-]{36}$/.test(id)) return undefined;
-    return { createdAt, id };
-  } catch {
-    return undefined;
-  }
-}
-
 export const deliveryHistory = (db: Db) => ({
   async ofEvent(projectId: string, eventId: string) {
     const { rows } = await db.query<DeliveryView>(
@@ -75,19 +58,12 @@ export const deliveryHistory = (db: Db) => ({
   },
 
   /** A page of the endpoint's deliveries with their attempts, newest first; one more than asked tells if more exist. */
-  async ofEndpoint(projectId: string, endpointId: string, page: { limit: number; cursor?: string }) {
-    const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
-    if (page.cursor !== undefined && !after) {
-      throw new PlatformError('VALIDATION_FAILED', 'the cursor is not one this API gave', {
-        errors: [{ parameter: 'cursor', detail: 'unknown cursor' }],
-      });
-    }
+  async ofEndpoint(projectId: string, endpointId: string, { limit, after }: Page) {
     const { rowCount } = await db.query(`select 1 from webhook_endpoints where project_id = $1 and id = $2`, [
       projectId,
       endpointId,
     ]);
     if (rowCount !== 1) throw notFound('webhook endpoint');
-    const { limit } = page;
     const { rows } = await db.query<DeliveryView & { attempts: AttemptView[] }>(
       `select ${VIEW}, ${ATTEMPTS}
          from deliveries d join events e on e.project_id = d.project_id and e.id = d.event_id
@@ -95,14 +71,8 @@ export const deliveryHistory = (db: Db) => ({
           and ($3::timestamptz is null or (d.created_at, d.id) < ($3::timestamptz, $4::uuid))
         order by d.created_at desc, d.id desc
         limit $5`,
-      [projectId, endpointId, after?.createdAt ?? null, after?.id ?? null, limit + 1],
+      [projectId, endpointId, after?.at ?? null, after?.id ?? null, limit + 1],
     );
-    const data = rows.slice(0, limit);
-    const last = data.at(-1);
-    return {
-      data,
-      nextCursor:
-        rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
-    };
+    return pageFrom(rows, limit, (row) => ({ at: row.createdAt, id: row.id }));
   },
 });

@@ -1,10 +1,11 @@
 // Erasing a person across every capability of a project, in the caller's transaction: each capability
 // that holds data about people runs its eraser (which anonymizes what the law requires to keep), then the
-// erasure is audited with a keyed hash of the subject, never the subject itself.
+// erasure is recorded with a keyed hash of the subject, never the subject itself, and audited.
+
+import type { Audit } from '../audit/store.ts';
 import type { Capability, CapabilityRegistry } from '../capabilities.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
-import type { Principal } from '../keys/service.ts';
 import type { Meter } from '../usage/meter.ts';
 import { erasureStore } from './store.ts';
 import { normalizeSubject, type SubjectHasher } from './subject.ts';
@@ -24,10 +25,15 @@ export interface ErasureDeps {
 
 export const erasureService = (tx: Db, deps: ErasureDeps) => ({
   /** Erases the subject (as given: it is validated and normalized here) in every capability. */
-  async erase(principal: Principal, given: { type: string; value: string }): Promise<SubjectErased> {
+  /** keyId: the key that asks (null from the CLI). */
+  async erase(
+    projectId: string,
+    given: { type: string; value: string },
+    keyId: string | null,
+    audit: Audit,
+  ): Promise<SubjectErased> {
     const subject = normalizeSubject(given);
     const subjectHmac = await deps.hashSubject(subject);
-    const projectId = principal.project.id;
     const now = deps.clock.now();
     deps.onCommit(() => deps.meter.count(projectId, 'core', 'subjects_erased'));
     const capabilities: SubjectErased['capabilities'] = [];
@@ -36,13 +42,20 @@ export const erasureService = (tx: Db, deps: ErasureDeps) => ({
       const erased = await capability.eraser(tx, { projectId, subject, subjectHmac, now });
       capabilities.push({ capability: capability.name, erased });
     }
-    await erasureStore(tx).audit({
+    // The erasure's own record (with the subject's keyed hash), and the audit log's entry.
+    const erasureId = await erasureStore(tx).record({
       projectId,
       subjectType: subject.type,
       subjectHmac,
-      keyId: principal.keyId,
+      keyId,
       capabilities,
       at: now,
+    });
+    audit({
+      action: 'subject.erased',
+      projectId,
+      target: { type: 'erasure', id: erasureId },
+      fields: ['subject.type'],
     });
     return { capabilities };
   },

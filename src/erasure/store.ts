@@ -26,17 +26,19 @@ export const erasureStore = (db: Db) => ({
     return rows[0]?.redacted ?? 0;
   },
 
-  async audit(entry: {
+  /** The erasure's record; its id. */
+  async record(entry: {
     projectId: string;
     subjectType: string;
     subjectHmac: Buffer;
-    keyId: string;
+    keyId: string | null;
     capabilities: { capability: string; erased: number }[];
     at: Date;
   }) {
-    await db.query(
+    const { rows } = await db.query<{ id: string }>(
       `insert into erasures (project_id, subject_type, subject_hmac, key_id, capabilities, created_at)
-       values ($1, $2, $3, $4, $5, $6)`,
+       values ($1, $2, $3, $4, $5, $6)
+       returning id`,
       [
         entry.projectId,
         entry.subjectType,
@@ -46,5 +48,6 @@ export const erasureStore = (db: Db) => ({
         entry.at,
       ],
     );
+    return (rows[0] as { id: string }).id;
   },
 });

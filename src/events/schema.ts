@@ -99,13 +99,3 @@ export const EndpointDeliveriesSchema = Type.Object(
   },
   { $id: 'EndpointDeliveries' },
 );
-
-export const PageQuerySchema = Type.Object(
-  {
-    limit: Type.Optional(
-      Type.String({ pattern: '^([1-9]|[1-9][0-9]|100)$', description: '1-100, default 20' }),
-    ),
-    cursor: Type.Optional(Type.String({ maxLength: 200 })),
-  },
-  { additionalProperties: false },
-);

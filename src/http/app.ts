@@ -20,6 +20,8 @@ import { toPlatformError } from './fault.ts';
 import { registerIdempotency } from './idempotency.ts';
 import { registerRequestLimits } from './limits.ts';
 import { errorsPage, ProblemSchema } from './problems.ts';
+import { adminAuditRoutes } from './routes/admin/audit.ts';
+import { adminProjectRoutes } from './routes/admin/projects.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { projectRoutes } from './routes/projects.ts';
@@ -150,7 +152,7 @@ export async function buildApp(context: Context): Promise<App> {
   // Warm what requests would otherwise load lazily inside their transactions; a failure is retried on use.
   context.hashSubject.ready().catch(() => {});
 
-  registerAuth(app, context.keys);
+  registerAuth(app, context.keys, context.keyActivity);
   registerRequestLimits(app, context.requestLimits);
   registerIdempotency(app, context);
 
@@ -166,6 +168,8 @@ export async function buildApp(context: Context): Promise<App> {
   await app.register(webhookEndpointRoutes(context));
   await app.register(eventRoutes(context));
   await app.register(usageRoutes(context));
+  await app.register(adminProjectRoutes(context));
+  await app.register(adminAuditRoutes(context));
   return app;
 }
 

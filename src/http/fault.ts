@@ -51,9 +51,13 @@ export function toPlatformError(error: FastifyError, bodyLimit?: number): Platfo
 
 function validationError(issues: AjvError[], context: string | undefined): PlatformError {
   const errors = issues.map((issue): FieldError => {
-    const missing = issue.keyword === 'required' ? `/${String(issue.params.missingProperty)}` : '';
-    const location = `${issue.instancePath}${missing}`;
-    const detail = issue.message ?? issue.keyword;
+    // A missing or an unexpected member is pointed at by its own name.
+    const member = issue.params.missingProperty ?? issue.params.additionalProperty;
+    const location = `${issue.instancePath}${member === undefined ? '' : `/${String(member)}`}`;
+    const detail =
+      issue.keyword === 'additionalProperties'
+        ? 'is not a member of this request'
+        : (issue.message ?? issue.keyword);
     if (context === 'body') return { pointer: location || '/', detail };
     return { parameter: location.replace(/^\//, '') || (context ?? 'request'), detail };
   });

@@ -12,6 +12,8 @@ import { fingerprint, parseIdempotencyKey } from '../idempotency/protocol.ts';
 import { principalOf } from './auth.ts';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** The scope of the idempotency keys of operator requests (which belong to no project). */
+const OPERATOR_SCOPE = '00000000-0000-0000-0000-000000000000';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -62,7 +64,8 @@ export function registerIdempotency(
   function idempotent(handler: RouteHandlerMethod): RouteHandlerMethod {
     return async function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
       const claim = {
-        projectId: principalOf(request).project.id,
+        // The scope of the key: the project, or for an operator's requests the operators' own scope.
+        projectId: principalOf(request).project?.id ?? OPERATOR_SCOPE,
         key: request.idempotencyKey as string,
         fingerprint: fingerprint({
           method: request.method,

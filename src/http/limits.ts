@@ -20,7 +20,8 @@ export function registerRequestLimits(app: FastifyInstance, limits: RequestLimit
     const principal = request.principal;
     if (!principal) return done();
     const refusable = request.routeOptions.config.dailyAllowance !== false;
-    const admitted = limits.admit(principal.keyId, principal.project.id, refusable);
+    // An operator's key has no project: its rate is limited, and no project's allowance is taken.
+    const admitted = limits.admit(principal.keyId, principal.project?.id ?? null, refusable);
     if (admitted === undefined) return done();
     if (admitted instanceof PlatformError) return done(admitted);
     admitted.then(() => done(), done);

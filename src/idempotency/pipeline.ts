@@ -76,6 +76,7 @@ class PipelinedTransaction {
   /** a transaction may be open on the client */
   private open = false;
   private broken = false;
+  private alongCommit: pg.QueryConfig[] = [];
   private committed: (() => void)[] = [];
   private rolledBack: (() => void)[] = [];
   private done = false;
@@ -103,6 +104,7 @@ class PipelinedTransaction {
     let refusal = false;
     try {
       answer = await operation.run(this.handle, {
+        beforeCommit: (statement) => this.alongCommit.push(statement),
         onCommit: (callback) => this.committed.push(callback),
         onRollback: (callback) => this.rolledBack.push(callback),
       });
@@ -113,6 +115,7 @@ class PipelinedTransaction {
       answer = refused;
       refusal = true;
       // Its effects are undone: nothing to announce, and what it took is given back.
+      this.alongCommit = [];
       this.committed = [];
       this.settle(false);
     }
@@ -150,16 +153,22 @@ class PipelinedTransaction {
     }
   }
 
-  /** Records the answer and commits: in one round trip with the claim when no statement ran yet. */
+  /**
+   * Records the answer and commits, with the statements sent along with the commit: in one round trip,
+   * with the claim too when no statement ran yet.
+   */
   private async commit(answer: Refusal, refusal: boolean): Promise<Outcome> {
     const { projectId, key, fingerprint, now } = this.claim;
     const record = recordQuery(projectId, key, this.codec.seal(fingerprint, answer), now);
     try {
-      if (!this.first) await this.begin(record, '; commit', false);
+      this.client ??= await this.db.pool.connect();
+      const client = this.client;
+      let along = '';
+      for (const statement of this.alongCommit) along += `; ${await executable(client, statement)}`;
+      if (!this.first) await this.begin(record, `${along}; commit`, false);
       else {
-        const client = this.client as pg.PoolClient;
         const undo = refusal ? `rollback to savepoint ${SAVEPOINT}; ` : '';
-        await client.query(`${undo}${await executable(client, record)}; commit`);
+        await client.query(`${undo}${await executable(client, record)}${along}; commit`);
       }
     } catch (error) {
       if (this.refused) return this.refused;

@@ -1,4 +1,4 @@
-/** Every scope a key can hold. Routes name the one they need; `--scopes all` grants them all. */
+/** Every scope a project's key can hold. Routes name the one they need; `--scopes all` grants them all. */
 export const SCOPES = [
   'projects:read',
   'subjects:erase',
@@ -9,4 +9,10 @@ export const SCOPES = [
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
+/** The scopes of operator keys, which belong to no project: the management API (/admin/v1). */
+export const OPERATOR_SCOPES = ['projects:manage', 'keys:manage', 'limits:manage', 'audit:read'] as const;
+export type OperatorScope = (typeof OPERATOR_SCOPES)[number];
+
 export const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value);
+export const isOperatorScope = (value: string): value is OperatorScope =>
+  (OPERATOR_SCOPES as readonly string[]).includes(value);

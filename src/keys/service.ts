@@ -1,49 +1,164 @@
-// API keys: `pk_<mode>_` + 32 base62 characters (~190 bits). Only the SHA-256 of the whole key is stored,
-// with a short display prefix for operators; the key itself is shown once, at creation.
+// API keys: `pk_test_` / `pk_live_` (a project's, by its mode) or `pk_op_` (an operator's, belonging to no
+// project) + 32 base62 characters (~190 bits). Only the SHA-256 of the whole key is stored, with a short
+// display prefix; the key itself is shown once, at creation. Creating and revoking a key is audited.
 import { createHash, randomInt } from 'node:crypto';
+import type { Audit } from '../audit/store.ts';
 import type { Db } from '../db/database.ts';
+import { notFound, PlatformError } from '../errors.ts';
+import { type Page, pageFrom } from '../pagination.ts';
 import { type ProjectMe, toProjectMe } from '../projects/store.ts';
-import type { Scope } from './scopes.ts';
-import { keyStore } from './store.ts';
+import { isOperatorScope, isScope, OPERATOR_SCOPES, SCOPES } from './scopes.ts';
+import { type KeyRow, keyStore } from './store.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const RANDOM_LENGTH = 32;
-const KEY_SHAPE = /^pk_(test|live)_[0-9A-Za-z]{32}$/;
+const KEY_SHAPE = /^pk_(test|live|op)_[0-9A-Za-z]{32}$/;
+const DISPLAY_PREFIX_LENGTH = 12;
 
+/** Who a key speaks for: a project (with its record, cached with the key), or the operator (none). */
 export interface Principal {
   keyId: string;
-  project: ProjectMe;
+  project: ProjectMe | null;
   scopes: ReadonlySet<string>;
+  /** when the key stops working (ms since the epoch), or null */
+  expiresAt: number | null;
 }
 
 /** What checking a presented key found. Expected outcomes are values; only faults throw. */
-export type KeyCheck = { kind: 'valid'; principal: Principal } | { kind: 'invalid' } | { kind: 'revoked' };
+export type KeyCheck =
+  | { kind: 'valid'; principal: Principal }
+  | { kind: 'invalid' }
+  | { kind: 'revoked' }
+  | { kind: 'expired' };
 
-export interface CreatedKey {
+/** A key as the management API shows it (CONTRACT.md: ApiKey). */
+export interface ApiKey {
   id: string;
-  key: string;
-  projectId: string;
-  scopes: Scope[];
+  projectId: string | null;
+  prefix: string;
+  name: string | null;
+  scopes: string[];
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** A key just made: its record, and the key itself, shown this once. */
+export type CreatedKey = ApiKey & { key: string };
+
+export interface NewKey {
+  scopes: string[];
+  name?: string | null;
+  expiresAt?: string | null;
 }
 
 export const hashKey = (key: string) => createHash('sha256').update(key).digest();
 
-export function generateKey(mode: 'test' | 'live'): string {
+export function generateKey(kind: 'test' | 'live' | 'op'): string {
   let random = '';
   for (let i = 0; i < RANDOM_LENGTH; i++) random += BASE62[randomInt(62)];
-  return `pk_${mode}_${random}`;
+  return `pk_${kind}_${random}`;
+}
+
+const toApiKey = (row: KeyRow): ApiKey => ({
+  id: row.id,
+  projectId: row.project_id,
+  prefix: row.display_prefix,
+  name: row.name,
+  scopes: row.scopes,
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+  lastUsedAt: row.last_used_at,
+  revokedAt: row.revoked_at,
+});
+
+const invalid = (pointer: string, detail: string) =>
+  new PlatformError('VALIDATION_FAILED', detail, { errors: [{ pointer, detail }] });
+
+/** The scopes asked for, distinct, each one a key of this kind may hold ('all' = every one). */
+function scopesOf(requested: string[], kind: 'project' | 'operator'): string[] {
+  const known: readonly string[] = kind === 'project' ? SCOPES : OPERATOR_SCOPES;
+  if (requested.length === 1 && requested[0] === 'all') return [...known];
+  const fits = kind === 'project' ? isScope : isOperatorScope;
+  const unknown = requested.filter((scope) => !fits(scope));
+  if (unknown.length)
+    throw invalid(
+      '/scopes',
+      `unknown scope ${unknown.join(', ')}: a ${kind} key's scopes are ${known.join(', ')} or all`,
+    );
+  return [...new Set(requested)];
 }
 
 export const keyService = (db: Db) => {
   const store = keyStore(db);
+
+  async function create(project: ProjectMe | null, input: NewKey, audit: Audit): Promise<CreatedKey> {
+    const scopes = scopesOf(input.scopes, project ? 'project' : 'operator');
+    const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
+    if (expiresAt && !(expiresAt.getTime() > Date.now()))
+      throw invalid('/expiresAt', 'expiresAt must be a time in the future');
+    const key = generateKey(project ? project.mode : 'op');
+    const row = await store.insert({
+      projectId: project?.id ?? null,
+      hash: hashKey(key),
+      prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
+      scopes,
+      name: input.name ?? null,
+      expiresAt,
+    });
+    const fields = ['scopes', ...(input.name ? ['name'] : []), ...(expiresAt ? ['expiresAt'] : [])];
+    audit({
+      action: 'key.created',
+      projectId: project?.id ?? null,
+      target: { type: 'key', id: row.id },
+      fields,
+    });
+    return { ...toApiKey(row), key };
+  }
+
   return {
-    async create(project: ProjectMe, scopes: Scope[]): Promise<CreatedKey> {
-      const key = generateKey(project.mode);
-      const id = await store.insert(project.id, hashKey(key), key.slice(0, 12), scopes);
-      return { id, key, projectId: project.id, scopes };
+    /** A key of a project, with its scopes (or 'all'), an optional name and expiry; the key is shown once. */
+    create: (project: ProjectMe, input: NewKey, audit: Audit) => create(project, input, audit),
+
+    /** An operator key: it belongs to no project and holds operator scopes. */
+    createOperator: (input: NewKey, audit: Audit) => create(null, input, audit),
+
+    async list(projectId: string, page: Page) {
+      const rows = await store.list(projectId, page);
+      const listed = pageFrom(rows, page.limit, (row) => ({ at: row.created_at, id: row.id }));
+      return { data: listed.data.map(toApiKey), nextCursor: listed.nextCursor };
     },
 
-    revoke: (keyId: string) => store.revoke(keyId),
+    /** Revokes the key (again: the same answer, and nothing changes); every process refuses it within 5 s. */
+    async revoke(keyId: string, audit: Audit): Promise<{ key: ApiKey; revokedNow: boolean }> {
+      const revoked = await store.revoke(keyId);
+      if (!revoked) throw notFound('key');
+      if (revoked.revokedNow) {
+        audit({
+          action: 'key.revoked',
+          projectId: revoked.key.project_id,
+          target: { type: 'key', id: keyId },
+          fields: ['revokedAt'],
+        });
+      }
+      return { key: toApiKey(revoked.key), revokedNow: revoked.revokedNow };
+    },
+
+    /** The key an operator names by its id, its display prefix or the key itself. */
+    async find(reference: string): Promise<ApiKey> {
+      const by = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(reference)
+        ? { id: reference }
+        : KEY_SHAPE.test(reference)
+          ? { hash: hashKey(reference) }
+          : { prefix: reference };
+      const rows = await store.find(by);
+      if (rows.length > 1)
+        throw invalid('/key', `the prefix ${reference} names ${rows.length} keys: give the key id`);
+      const row = rows[0];
+      if (!row) throw notFound('key');
+      return toApiKey(row);
+    },
 
     /** Looks the key up by its hash. A key of the wrong shape is invalid without a database call. */
     async check(key: string): Promise<KeyCheck> {
@@ -51,9 +166,16 @@ export const keyService = (db: Db) => {
       const row = await store.findByHash(hashKey(key));
       if (!row) return { kind: 'invalid' };
       if (row.revoked_at) return { kind: 'revoked' };
+      const expiresAt = row.expires_at ? row.expires_at.getTime() : null;
+      if (expiresAt !== null && expiresAt <= Date.now()) return { kind: 'expired' };
       return {
         kind: 'valid',
-        principal: { keyId: row.id, project: toProjectMe(row.project), scopes: new Set(row.scopes) },
+        principal: {
+          keyId: row.id,
+          project: row.project ? toProjectMe(row.project) : null,
+          scopes: new Set(row.scopes),
+          expiresAt,
+        },
       };
     },
   };

@@ -1,44 +1,113 @@
 import { type Db, onlyRow } from '../db/database.ts';
+import type { Page } from '../pagination.ts';
 import type { ProjectRow } from '../projects/store.ts';
 
+/** A key as the management API shows it: never the key nor its hash. */
 export interface KeyRow {
   id: string;
-  project_id: string;
+  project_id: string | null;
+  display_prefix: string;
+  name: string | null;
   scopes: string[];
-  revoked_at: Date | null;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  revoked_at: string | null;
 }
 
+const iso = (column: string) =>
+  `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as ${column}`;
+const RECORD = `id, project_id, display_prefix, name, scopes, ${iso('created_at')}, ${iso('expires_at')},
+  ${iso('last_used_at')}, ${iso('revoked_at')}`;
+
 export const keyStore = (db: Db) => ({
-  async insert(projectId: string, keyHash: Buffer, displayPrefix: string, scopes: readonly string[]) {
-    const inserted = await db.query<{ id: string }>(
-      `insert into api_keys (project_id, key_hash, display_prefix, scopes)
-       values ($1, $2, $3, $4)
-       returning id`,
-      [projectId, keyHash, displayPrefix, scopes],
+  async insert(key: {
+    projectId: string | null;
+    hash: Buffer;
+    prefix: string;
+    scopes: readonly string[];
+    name: string | null;
+    expiresAt: Date | null;
+  }): Promise<KeyRow> {
+    return onlyRow(
+      await db.query<KeyRow>(
+        `insert into api_keys (project_id, key_hash, display_prefix, scopes, name, expires_at)
+         values ($1, $2, $3, $4, $5, $6)
+         returning ${RECORD}`,
+        [key.projectId, key.hash, key.prefix, key.scopes, key.name, key.expiresAt],
+      ),
     );
-    return onlyRow(inserted).id;
   },
 
-  /** The key with this hash and its project, in one round trip: this runs on every uncached request. */
+  /** The key with this hash and its project (none for an operator key), in one round trip: this runs on
+   * every uncached request. */
   async findByHash(keyHash: Buffer) {
-    const { rows } = await db.query<KeyRow & { project: ProjectRow }>({
+    const { rows } = await db.query<{
+      id: string;
+      scopes: string[];
+      revoked_at: Date | null;
+      expires_at: Date | null;
+      project: ProjectRow | null;
+    }>({
       name: 'api-key-by-hash',
-      text: `select k.id, k.project_id, k.scopes, k.revoked_at, to_jsonb(p) as project
+      text: `select k.id, k.scopes, k.revoked_at, k.expires_at, to_jsonb(p) as project
                from api_keys k
-               join projects p on p.id = k.project_id
+               left join projects p on p.id = k.project_id
               where k.key_hash = $1`,
       values: [keyHash],
     });
     return rows[0];
   },
 
-  async revoke(keyId: string) {
-    const { rows } = await db.query<{ id: string }>(
+  /** A key by its id, its display prefix or its hash (whichever the caller has). */
+  async find(by: { id?: string; prefix?: string; hash?: Buffer }): Promise<KeyRow[]> {
+    const { rows } = await db.query<KeyRow>(
+      `select ${RECORD} from api_keys
+        where ($1::uuid is not null and id = $1) or ($2::text is not null and display_prefix = $2)
+           or ($3::bytea is not null and key_hash = $3)`,
+      [by.id ?? null, by.prefix ?? null, by.hash ?? null],
+    );
+    return rows;
+  },
+
+  /** A project's keys, newest first. */
+  async list(projectId: string, { limit, after }: Page): Promise<KeyRow[]> {
+    const { rows } = await db.query<KeyRow>(
+      `select ${RECORD} from api_keys
+        where project_id = $1
+          and ($2::timestamptz is null or (created_at, id) < ($2::timestamptz, $3::uuid))
+        order by created_at desc, id desc
+        limit $4`,
+      [projectId, after?.at ?? null, after?.id ?? null, limit + 1],
+    );
+    return rows;
+  },
+
+  /**
+   * Revokes the key unless it already is: the key as it is now, and whether this call revoked it (its
+   * revocation time is this transaction's; an earlier revocation kept its own, earlier one).
+   */
+  async revoke(keyId: string): Promise<{ key: KeyRow; revokedNow: boolean } | undefined> {
+    const { rows } = await db.query<KeyRow & { revoked_now: boolean }>(
       `update api_keys set revoked_at = coalesce(revoked_at, now())
         where id = $1
-       returning id`,
+       returning ${RECORD}, revoked_at = now() as revoked_now`,
       [keyId],
     );
-    return rows.length > 0;
+    const row = rows[0];
+    if (!row) return undefined;
+    const { revoked_now, ...key } = row;
+    return { key, revokedNow: revoked_now };
+  },
+
+  /** Records when keys were last used (the minute), never moving a time backwards. */
+  async touch(used: { id: string; at: Date }[]) {
+    if (used.length === 0) return;
+    await db.query(
+      `update api_keys k set last_used_at = greatest(k.last_used_at, u.at)
+         from unnest($1::uuid[], $2::timestamptz[]) as u(id, at)
+        where k.id = u.id`,
+      [used.map((u) => u.id), used.map((u) => u.at)],
+    );
   },
 });

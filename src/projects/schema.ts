@@ -1,21 +1,99 @@
 import { Type } from 'typebox';
+import { pageFields } from '../pagination.ts';
 
-const Colour = Type.String({ pattern: '^#[0-9A-Fa-f]{6}$' });
+const Colour = Type.String({ pattern: '^#[0-9A-Fa-f]{6}$', description: '#RRGGBB' });
+const LogoUrl = Type.Union([Type.String({ maxLength: 2048, description: 'an https URL' }), Type.Null()]);
+const Mode = Type.Union([Type.Literal('test'), Type.Literal('live')]);
+const Languages = Type.Array(Type.String({ maxLength: 64, description: 'a BCP 47 tag' }), {
+  minItems: 1,
+  maxItems: 20,
+  description: '1-20 distinct BCP 47 tags, stored canonical (en-us → en-US)',
+});
 
-export const ProjectMeSchema = Type.Object(
+const ThemeSchema = Type.Object({
+  logoUrl: LogoUrl,
+  primary: Colour,
+  accent: Colour,
+  background: Colour,
+  text: Colour,
+});
+
+const projectMeFields = {
+  id: Type.String({ format: 'uuid' }),
+  slug: Type.String(),
+  name: Type.String(),
+  mode: Mode,
+  languages: Type.Array(Type.String()),
+  theme: ThemeSchema,
+};
+
+export const ProjectMeSchema = Type.Object(projectMeFields, { $id: 'ProjectMe' });
+
+export const ProjectSchema = Type.Object(
   {
-    id: Type.String({ format: 'uuid' }),
-    slug: Type.String(),
-    name: Type.String(),
-    mode: Type.Union([Type.Literal('test'), Type.Literal('live')]),
-    languages: Type.Array(Type.String()),
-    theme: Type.Object({
-      logoUrl: Type.Union([Type.String(), Type.Null()]),
-      primary: Colour,
-      accent: Colour,
-      background: Colour,
-      text: Colour,
+    ...projectMeFields,
+    retentionDays: Type.Union([Type.Integer(), Type.Null()], {
+      description: "null: the installation's default",
     }),
+    portalFrameAncestors: Type.Array(Type.String(), {
+      description: 'https origins that may frame the portal',
+    }),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
   },
-  { $id: 'ProjectMe' },
+  { $id: 'Project' },
+);
+
+export const ProjectPageSchema = Type.Object(
+  {
+    data: Type.Array(Type.Unsafe<unknown>({ $ref: 'Project#' })),
+    nextCursor: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'ProjectPage' },
+);
+
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+
+export const CreateProjectBodySchema = Type.Object(
+  {
+    slug: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'never changes' }),
+    name: Name,
+    mode: Type.Optional(Mode),
+    languages: Type.Optional(Languages),
+    theme: Type.Optional(Type.Partial(ThemeSchema, { additionalProperties: false })),
+  },
+  { additionalProperties: false },
+);
+
+/** A JSON merge patch: slug, mode and id are not members (they never change), so sending them is 400. */
+export const ProjectPatchSchema = Type.Object(
+  {
+    name: Type.Optional(Name),
+    languages: Type.Optional(Languages),
+    theme: Type.Optional(
+      Type.Object(
+        {
+          logoUrl: Type.Optional(LogoUrl),
+          primary: Type.Optional(Colour),
+          accent: Type.Optional(Colour),
+          background: Type.Optional(Colour),
+          text: Type.Optional(Colour),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    retentionDays: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 400 }), Type.Null()])),
+    portalFrameAncestors: Type.Optional(
+      Type.Union([Type.Array(Type.String({ maxLength: 2048 }), { maxItems: 20 }), Type.Null()]),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ProjectListQuerySchema = Type.Object(
+  {
+    slugPrefix: Type.Optional(Type.String({ pattern: '^[a-z0-9-]{1,63}$' })),
+    ...pageFields,
+  },
+  { additionalProperties: false },
 );

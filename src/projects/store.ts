@@ -1,4 +1,5 @@
 import { type Db, onlyRow } from '../db/database.ts';
+import type { Page } from '../pagination.ts';
 
 export interface Theme {
   logoUrl: string | null;
@@ -8,7 +9,29 @@ export interface Theme {
   text: string;
 }
 
+export const DEFAULT_THEME: Theme = {
+  logoUrl: null,
+  primary: '#1F6FEB',
+  accent: '#8250DF',
+  background: '#FFFFFF',
+  text: '#1F2328',
+};
+
 export interface ProjectRow {
+  id: string;
+  slug: string;
+  name: string;
+  mode: 'test' | 'live';
+  languages: string[];
+  theme: Theme;
+  retention_days: number | null;
+  portal_frame_ancestors: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+/** The ProjectMe record of the spec: what a project's own key sees. */
+export interface ProjectMe {
   id: string;
   slug: string;
   name: string;
@@ -17,10 +40,15 @@ export interface ProjectRow {
   theme: Theme;
 }
 
-/** The ProjectMe record of the spec. */
-export type ProjectMe = ProjectRow;
+/** The Project record of the management API (CONTRACT.md, Contract 0.2). */
+export interface Project extends ProjectMe {
+  retentionDays: number | null;
+  portalFrameAncestors: string[];
+  createdAt: string;
+  updatedAt: string;
+}
 
-export const toProjectMe = (row: ProjectRow): ProjectMe => ({
+export const toProjectMe = (row: Pick<ProjectRow, keyof ProjectMe>): ProjectMe => ({
   id: row.id,
   slug: row.slug,
   name: row.name,
@@ -29,24 +57,87 @@ export const toProjectMe = (row: ProjectRow): ProjectMe => ({
   theme: row.theme,
 });
 
-const COLUMNS = 'id, slug, name, mode, languages, theme';
+export const toProject = (row: ProjectRow): Project => ({
+  ...toProjectMe(row),
+  retentionDays: row.retention_days,
+  portalFrameAncestors: row.portal_frame_ancestors,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+const iso = (column: string) =>
+  `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as ${column}`;
+const COLUMNS = `id, slug, name, mode, languages, theme, retention_days, portal_frame_ancestors, ${iso('created_at')},
+  ${iso('updated_at')}`;
+
+export interface ProjectValues {
+  name: string;
+  languages: string[];
+  theme: Theme;
+  retentionDays: number | null;
+  portalFrameAncestors: string[];
+}
 
 export const projectStore = (db: Db) => ({
   /** Inserts the project; undefined when the slug is taken (the unique index decides, not a prior read). */
-  async insert(project: { slug: string; name: string; mode: 'test' | 'live'; languages: string[] }) {
+  async insert(project: { slug: string; mode: 'test' | 'live' } & ProjectValues) {
     const { rows } = await db.query<ProjectRow>(
-      `insert into projects (slug, name, mode, languages)
-       values ($1, $2, $3, $4)
+      `insert into projects (slug, name, mode, languages, theme, retention_days, portal_frame_ancestors)
+       values ($1, $2, $3, $4, $5, $6, $7)
        on conflict (slug) do nothing
        returning ${COLUMNS}`,
-      [project.slug, project.name, project.mode, project.languages],
+      [
+        project.slug,
+        project.name,
+        project.mode,
+        project.languages,
+        JSON.stringify(project.theme),
+        project.retentionDays,
+        project.portalFrameAncestors,
+      ],
     );
-    return rows[0] && toProjectMe(rows[0]);
+    return rows[0];
   },
 
-  async findBySlug(slug: string) {
-    const { rows } = await db.query<ProjectRow>(`select ${COLUMNS} from projects where slug = $1`, [slug]);
-    return rows[0] && toProjectMe(rows[0]);
+  async find(by: { id?: string; slug?: string }, options: { lock?: boolean } = {}) {
+    const { rows } = await db.query<ProjectRow>(
+      `select ${COLUMNS} from projects where id = $1 or slug = $2 ${options.lock ? 'for update' : ''}`,
+      [by.id ?? null, by.slug ?? null],
+    );
+    return rows[0];
+  },
+
+  /** Oldest first; with a slug prefix, only the projects whose slug starts with it. */
+  async list(slugPrefix: string | undefined, { limit, after }: Page) {
+    const { rows } = await db.query<ProjectRow>(
+      `select ${COLUMNS} from projects
+        where ($1::text is null or starts_with(slug, $1))
+          and ($2::timestamptz is null or (created_at, id) > ($2::timestamptz, $3::uuid))
+        order by created_at, id
+        limit $4`,
+      [slugPrefix ?? null, after?.at ?? null, after?.id ?? null, limit + 1],
+    );
+    return rows;
+  },
+
+  async update(id: string, values: ProjectValues) {
+    return onlyRow(
+      await db.query<ProjectRow>(
+        `update projects
+            set name = $2, languages = $3, theme = $4, retention_days = $5, portal_frame_ancestors = $6,
+                updated_at = now()
+          where id = $1
+         returning ${COLUMNS}`,
+        [
+          id,
+          values.name,
+          values.languages,
+          JSON.stringify(values.theme),
+          values.retentionDays,
+          values.portalFrameAncestors,
+        ],
+      ),
+    );
   },
 
   async count() {

@@ -24,7 +24,7 @@ export function requestLimits(deps: {
      */
     admit(
       keyId: string,
-      projectId: string,
+      projectId: string | null,
       dailyAllowance = true,
     ): PlatformError | Promise<void> | undefined {
       if (deps.rateLimits.enabled) {
@@ -43,6 +43,7 @@ export function requestLimits(deps: {
           );
         }
       }
+      if (projectId === null) return undefined; // an operator's key: no project's allowance to take
       const count = () => deps.meter.count(projectId, 'core', 'api_requests');
       const taken = dailyAllowance ? deps.limits.tryTake(projectId, 'core', 'api_requests') : true;
       if (taken === true) {

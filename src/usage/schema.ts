@@ -23,3 +23,31 @@ export const UsageSchema = Type.Object(
   },
   { $id: 'Usage' },
 );
+
+const Name = Type.String({ pattern: '^[a-z][a-z0-9_]*$', maxLength: 64 });
+
+export const EffectiveLimitSchema = Type.Object(
+  {
+    capability: Type.String(),
+    metric: Type.String(),
+    dailyLimit: Type.Integer(),
+    source: Type.Union([Type.Literal('default'), Type.Literal('project')]),
+  },
+  { $id: 'EffectiveLimit' },
+);
+
+export const EffectiveLimitsSchema = Type.Object(
+  { data: Type.Array(Type.Unsafe<unknown>({ $ref: 'EffectiveLimit#' })) },
+  { $id: 'EffectiveLimits' },
+);
+
+export const LimitParamsSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  capability: Name,
+  metric: Name,
+});
+
+export const LimitBodySchema = Type.Object(
+  { dailyLimit: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) },
+  { additionalProperties: false },
+);

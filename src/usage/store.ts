@@ -124,6 +124,15 @@ export const usageStore = (db: Db) => ({
     return rows;
   },
 
+  /** Removes a project's override; whether there was one. */
+  async clearLimit(projectId: string, capability: string, metric: string): Promise<boolean> {
+    const result = await db.query(
+      `delete from usage_limits where project_id = $1 and capability = $2 and metric = $3`,
+      [projectId, capability, metric],
+    );
+    return (result.rowCount ?? 0) > 0;
+  },
+
   async setLimit(projectId: string, capability: string, metric: string, dailyLimit: number) {
     await db.query(
       `insert into usage_limits (project_id, capability, metric, daily_limit) values ($1, $2, $3, $4)

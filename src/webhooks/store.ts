@@ -80,11 +80,14 @@ export const endpointStore = (db: Db) => ({
     return rows[0];
   },
 
+  /** Drops the previous secret; the endpoint, and whether there was one to retire. */
   async retirePrevious(projectId: string, id: string) {
-    const { rows } = await db.query<EndpointRow>(
+    const { rows } = await db.query<EndpointRow & { retired: boolean }>(
       `update webhook_endpoints set previous_secret = null
+         from (select previous_secret is not null as retired from webhook_endpoints
+                where project_id = $1 and id = $2 for update) as before
         where project_id = $1 and id = $2
-       returning ${RECORD}`,
+       returning ${RECORD}, before.retired`,
       [projectId, id],
     );
     return rows[0];

@@ -1,6 +1,7 @@
 // An in-process service on a fresh database, listening on loopback: tests talk to it through HTTP.
 import { after } from 'node:test';
 import pino from 'pino';
+import { auditInto } from '../../src/audit/store.ts';
 import type { CapabilityRegistry } from '../../src/capabilities.ts';
 import type { Clock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -10,7 +11,7 @@ import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import type { DeliveryWorker } from '../../src/delivery/worker.ts';
 import type { App } from '../../src/http/app.ts';
-import { SCOPES, type Scope } from '../../src/keys/scopes.ts';
+import { OPERATOR_SCOPES, type OperatorScope, SCOPES, type Scope } from '../../src/keys/scopes.ts';
 import { keyService } from '../../src/keys/service.ts';
 import { projectService } from '../../src/projects/service.ts';
 import { createLogger } from '../../src/runtime.ts';
@@ -26,6 +27,8 @@ export interface TestService {
   worker: DeliveryWorker | undefined;
   /** A new project and a key for it (every scope unless scopes are given). */
   tenant(scopes?: readonly Scope[], mode?: 'test' | 'live'): Promise<Tenant>;
+  /** An operator's key (every operator scope unless scopes are given). */
+  operator(scopes?: readonly OperatorScope[]): Promise<{ key: string; keyId: string }>;
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
 }
 
@@ -149,12 +152,20 @@ export async function startService(
     db,
     context,
     request,
-    async tenant(scopes = SCOPES, mode = 'test') {
-      const slug = `p${++tenants}-${process.pid}`;
-      const project = await projectService(db).create({ slug, name: `Project ${slug}`, mode });
-      const created = await keyService(db).create(project, [...scopes]);
-      return { projectId: project.id, slug, key: created.key, keyId: created.id };
-    },
+    tenant: (scopes = SCOPES, mode = 'test') =>
+      db.transaction(async (tx, hooks) => {
+        const slug = `p${++tenants}-${process.pid}`;
+        const audit = auditInto({ actor: { type: 'cli' }, requestId: `test-${slug}` }, hooks);
+        const project = await projectService(tx).create({ slug, name: `Project ${slug}`, mode }, audit);
+        const created = await keyService(tx).create(project, { scopes: [...scopes] }, audit);
+        return { projectId: project.id, slug, key: created.key, keyId: created.id };
+      }),
+    operator: (scopes = OPERATOR_SCOPES) =>
+      db.transaction(async (tx, hooks) => {
+        const audit = auditInto({ actor: { type: 'cli' }, requestId: 'test-operator' }, hooks);
+        const created = await keyService(tx).createOperator({ scopes: [...scopes] }, audit);
+        return { key: created.key, keyId: created.id };
+      }),
   };
 }
 

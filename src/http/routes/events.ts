@@ -9,16 +9,16 @@ import {
   EndpointDeliveriesSchema,
   EventPublishedSchema,
   EventSchema,
-  PageQuerySchema,
   PublishEventBodySchema,
   WebhookReplayResultSchema,
   WebhookTestSentSchema,
 } from '../../events/schema.ts';
 import { eventService, MAX_EVENT_DATA_BYTES } from '../../events/service.ts';
 import { eventStore } from '../../events/store.ts';
+import { PageQuerySchema, pageOf } from '../../pagination.ts';
 import { IdParamsSchema } from '../../webhooks/schema.ts';
 import { errorResponses } from '../problems.ts';
-import { IdempotencyHeaders, projectOf, ref, writeScope } from './common.ts';
+import { IdempotencyHeaders, projectIdOf, ref, writeScope } from './common.ts';
 
 const TAGS = ['events'];
 
@@ -55,7 +55,7 @@ export const eventRoutes =
       },
       async (request, reply) => {
         reply.code(202);
-        return events(request).publish(projectOf(request), request.body);
+        return events(request).publish(projectIdOf(request), request.body);
       },
     );
 
@@ -71,7 +71,7 @@ export const eventRoutes =
         },
       },
       async (request) => {
-        const projectId = projectOf(request);
+        const projectId = projectIdOf(request);
         const event = await eventStore(context.db).find(projectId, request.params.id);
         if (!event) throw notFound('event');
         return {
@@ -98,7 +98,7 @@ export const eventRoutes =
           response: { 200: ref('WebhookReplayResult'), ...errorResponses(400, 403, 404, 409, 422) },
         },
       },
-      async (request) => events(request).replay(projectOf(request), request.params.id),
+      async (request) => events(request).replay(projectIdOf(request), request.params.id),
     );
 
     app.post(
@@ -113,7 +113,7 @@ export const eventRoutes =
           response: { 200: ref('WebhookTestSent'), ...errorResponses(400, 403, 404, 409, 422) },
         },
       },
-      async (request) => events(request).sendTest(projectOf(request), request.params.id),
+      async (request) => events(request).sendTest(projectIdOf(request), request.params.id),
     );
 
     app.get(
@@ -129,9 +129,10 @@ export const eventRoutes =
         },
       },
       async (request) =>
-        deliveryHistory(context.db).ofEndpoint(projectOf(request), request.params.id, {
-          limit: Number(request.query.limit ?? 20),
-          cursor: request.query.cursor,
-        }),
+        deliveryHistory(context.db).ofEndpoint(
+          projectIdOf(request),
+          request.params.id,
+          pageOf(request.query),
+        ),
     );
   };

@@ -4,7 +4,7 @@ import { EraseBodySchema, SubjectErasedSchema } from '../../erasure/schema.ts';
 import { erasureService } from '../../erasure/service.ts';
 import { principalOf } from '../auth.ts';
 import { errorResponses } from '../problems.ts';
-import { IdempotencyHeaders, ref, writeScope } from './common.ts';
+import { auditOf, IdempotencyHeaders, projectIdOf, ref, writeScope } from './common.ts';
 
 export const subjectRoutes =
   (context: Context): FastifyPluginAsyncTypebox =>
@@ -24,7 +24,12 @@ export const subjectRoutes =
       },
       async (request) => {
         const { tx, ...hooks } = writeScope(request);
-        return erasureService(tx, { ...context, ...hooks }).erase(principalOf(request), request.body.subject);
+        return erasureService(tx, { ...context, ...hooks }).erase(
+          projectIdOf(request),
+          request.body.subject,
+          principalOf(request).keyId,
+          auditOf(request),
+        );
       },
     );
   };

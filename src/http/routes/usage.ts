@@ -3,7 +3,7 @@ import type { Context } from '../../context.ts';
 import { UsageQuerySchema, UsageSchema } from '../../usage/schema.ts';
 import { usageService } from '../../usage/service.ts';
 import { errorResponses } from '../problems.ts';
-import { projectOf, ref } from './common.ts';
+import { projectIdOf, ref } from './common.ts';
 
 export const usageRoutes =
   (context: Context): FastifyPluginAsyncTypebox =>
@@ -20,6 +20,6 @@ export const usageRoutes =
           response: { 200: ref('Usage'), ...errorResponses(400, 403) },
         },
       },
-      async (request) => usageService(context).report(projectOf(request), request.query),
+      async (request) => usageService(context).report(projectIdOf(request), request.query),
     );
   };

@@ -12,7 +12,7 @@ import {
 } from '../../webhooks/schema.ts';
 import { webhookEndpointService } from '../../webhooks/service.ts';
 import { errorResponses } from '../problems.ts';
-import { IdempotencyHeaders, projectOf, ref, transactionOf } from './common.ts';
+import { auditOf, IdempotencyHeaders, projectIdOf, ref, transactionOf } from './common.ts';
 
 const TAGS = ['webhooks'];
 
@@ -49,7 +49,7 @@ export const webhookEndpointRoutes =
       },
       async (request, reply) => {
         reply.code(201);
-        return service(request).create(projectOf(request), request.body);
+        return service(request).create(projectIdOf(request), request.body, auditOf(request));
       },
     );
 
@@ -63,7 +63,9 @@ export const webhookEndpointRoutes =
           response: { 200: ref('WebhookEndpointList'), ...errorResponses(403) },
         },
       },
-      async (request) => ({ data: await webhookEndpointService(context.db, deps).list(projectOf(request)) }),
+      async (request) => ({
+        data: await webhookEndpointService(context.db, deps).list(projectIdOf(request)),
+      }),
     );
 
     app.delete(
@@ -77,7 +79,7 @@ export const webhookEndpointRoutes =
         },
       },
       async (request, reply) => {
-        await service(request).delete(projectOf(request), request.params.id);
+        await service(request).delete(projectIdOf(request), request.params.id, auditOf(request));
         reply.code(204);
       },
     );
@@ -92,7 +94,8 @@ export const webhookEndpointRoutes =
           response: { 200: ref('WebhookSecretRotated'), ...errorResponses(400, 403, 404, 409, 422) },
         },
       },
-      async (request) => service(request).rotateSecret(projectOf(request), request.params.id),
+      async (request) =>
+        service(request).rotateSecret(projectIdOf(request), request.params.id, auditOf(request)),
     );
 
     app.post(
@@ -105,6 +108,7 @@ export const webhookEndpointRoutes =
           response: { 200: ref('WebhookEndpoint'), ...errorResponses(400, 403, 404, 409, 422) },
         },
       },
-      async (request) => service(request).retirePreviousSecret(projectOf(request), request.params.id),
+      async (request) =>
+        service(request).retirePreviousSecret(projectIdOf(request), request.params.id, auditOf(request)),
     );
   };

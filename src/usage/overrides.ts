@@ -1,0 +1,65 @@
+// A project's daily limits as operators set them: the installation's defaults (PLATFORM_DAILY_LIMITS),
+// overridden per project. Only a metric some capability counts can be limited (the registry says which);
+// setting and clearing an override is audited. Every process applies a change within 5 s.
+import type { Audit } from '../audit/store.ts';
+import type { CapabilityRegistry } from '../capabilities.ts';
+import type { Db } from '../db/database.ts';
+import { PlatformError } from '../errors.ts';
+import type { DailyLimit } from './limits.ts';
+import { usageStore } from './store.ts';
+
+export interface EffectiveLimit extends DailyLimit {
+  source: 'default' | 'project';
+}
+
+export const limitOverrides = (db: Db, deps: { registry: CapabilityRegistry; defaults: DailyLimit[] }) => {
+  const store = usageStore(db);
+
+  function requireKnown(capability: string, metric: string) {
+    const known = deps.registry.metrics();
+    if (!known.includes(`${capability}/${metric}`)) {
+      const detail = `no capability counts ${capability}/${metric}; the metrics are ${known.join(', ')}`;
+      throw new PlatformError('VALIDATION_FAILED', detail, { errors: [{ parameter: 'metric', detail }] });
+    }
+  }
+
+  return {
+    /** Every limit that applies to the project, marked default or project, by capability and metric. */
+    async effective(projectId: string): Promise<EffectiveLimit[]> {
+      const limits = new Map<string, EffectiveLimit>();
+      for (const limit of deps.defaults)
+        limits.set(`${limit.capability}/${limit.metric}`, { ...limit, source: 'default' });
+      for (const row of await store.limits(projectId)) {
+        const { capability, metric, daily_limit: dailyLimit } = row;
+        limits.set(`${capability}/${metric}`, { capability, metric, dailyLimit, source: 'project' });
+      }
+      return [...limits.values()].sort(
+        (a, b) => a.capability.localeCompare(b.capability) || a.metric.localeCompare(b.metric),
+      );
+    },
+
+    async set(projectId: string, limit: DailyLimit, audit: Audit): Promise<EffectiveLimit> {
+      requireKnown(limit.capability, limit.metric);
+      await store.setLimit(projectId, limit.capability, limit.metric, limit.dailyLimit);
+      audit({
+        action: 'limit.set',
+        projectId,
+        target: { type: 'limit', id: `${limit.capability}/${limit.metric}` },
+        fields: ['dailyLimit'],
+      });
+      return { ...limit, source: 'project' };
+    },
+
+    /** Back to the default; nothing to clear changes nothing. */
+    async clear(projectId: string, capability: string, metric: string, audit: Audit) {
+      requireKnown(capability, metric);
+      if (!(await store.clearLimit(projectId, capability, metric))) return;
+      audit({
+        action: 'limit.cleared',
+        projectId,
+        target: { type: 'limit', id: `${capability}/${metric}` },
+        fields: ['dailyLimit'],
+      });
+    },
+  };
+};
