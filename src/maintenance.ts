@@ -4,10 +4,13 @@
 //    purging only reclaims the space);
 //  - usage meters silent for 7 days are forgotten: a meter's row is what makes its retried flush count
 //    once, and a process retries within seconds, so a week is far beyond any retry;
-//  - the daily-limit reservations of days before yesterday are forgotten (they bind nothing).
+//  - the daily-limit reservations of days before yesterday are forgotten (they bind nothing);
+//  - the history keeps a week of partitions ahead, and whole days go at its horizon (history/retention.ts).
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
+import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
+import { historyRetention } from './history/retention.ts';
 import { idempotencyStore } from './idempotency/store.ts';
 import { utcDay } from './usage/meter.ts';
 import { usageStore } from './usage/store.ts';
@@ -19,11 +22,27 @@ interface Deps {
   db: Database;
   clock: Clock;
   log: Logger;
+  config: Pick<Config, 'retentionDays'>;
 }
 
 /** One pass of every task; a failed task is logged and tried again at the next pass. */
-export async function runMaintenance({ db, clock, log }: Deps): Promise<void> {
+export async function runMaintenance({ db, clock, log, config }: Deps): Promise<void> {
+  const history = historyRetention(db);
+  const horizon = () => history.horizon(clock.now(), config.retentionDays);
   const tasks: [string, () => Promise<number>][] = [
+    ['made the history partitions of the days ahead', () => history.ensureAhead(clock.now())],
+    [
+      'marked dead the deliveries still pending past the horizon',
+      async () => history.expirePending(await horizon()),
+    ],
+    [
+      'dropped the history days past the horizon',
+      async () => (await history.dropBefore(await horizon())).length,
+    ],
+    [
+      "redacted the payloads past their project's retention",
+      () => drain(() => history.redactShortRetention(config.retentionDays)),
+    ],
     [
       'forgot idempotency records older than 24 hours',
       () => drain(() => idempotencyStore(db).purge(clock.now())),

@@ -120,13 +120,15 @@ describe('POST /core/v1/subjects/erase', () => {
     const other = await service.tenant();
     const insert = async (projectId: string, tagged: boolean) => {
       const { rows } = await service.db.query(
-        `insert into events (project_id, type, data) values ($1, 'pay.payment.succeeded', '{"email": "x@y.z"}') returning id`,
+        `insert into events (project_id, id, type, data, created_at)
+         select $1, id, 'pay.payment.succeeded', '{"email": "x@y.z"}', uuid_time(id) from uuid_v7_at(now()) as id
+         returning id, created_at`,
         [projectId],
       );
       if (tagged) {
         await service.db.query(
-          'insert into event_subjects (project_id, subject_hmac, event_id) values ($1, $2, $3)',
-          [projectId, hmac, rows[0]?.id],
+          'insert into event_subjects (project_id, subject_hmac, event_id, event_created_at) values ($1, $2, $3, $4)',
+          [projectId, hmac, rows[0]?.id, rows[0]?.created_at],
         );
       }
       return rows[0]?.id as string;

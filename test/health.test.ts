@@ -41,6 +41,11 @@ describe('GET /api/health', () => {
       webhooksDead24h: 0,
       breakers: [{ provider: 'sms-gateway', state: 'closed' }],
       lastMigration: MIGRATIONS.at(-1)?.name,
+      history: {
+        retentionDays: 30,
+        horizon: new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10),
+        oldestPartition: new Date().toISOString().slice(0, 10), // a new database: today is its first day
+      },
     });
   });
 

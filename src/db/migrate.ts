@@ -17,8 +17,8 @@ export const MIGRATIONS: readonly Migration[] = readdirSync(DIRECTORY)
   .sort()
   .map((file) => ({ name: file.replace(/\.sql$/, ''), sql: readFileSync(new URL(file, DIRECTORY), 'utf8') }));
 
-/** Applies what is pending; returns the names applied by this call. */
-export async function migrate(db: Database): Promise<string[]> {
+/** Applies what is pending (up to and including `until`, when given); returns the names applied by this call. */
+export async function migrate(db: Database, until?: string): Promise<string[]> {
   const client = await db.pool.connect();
   try {
     await client.query('set statement_timeout = 0'); // a migration may take as long as it takes
@@ -30,7 +30,8 @@ export async function migrate(db: Database): Promise<string[]> {
       )`);
     const done = new Set(await appliedMigrations(client));
     const applied: string[] = [];
-    for (const migration of MIGRATIONS.filter((m) => !done.has(m.name))) {
+    const wanted = MIGRATIONS.filter((m) => !done.has(m.name) && (until === undefined || m.name <= until));
+    for (const migration of wanted) {
       await client.query('begin');
       try {
         await client.query(migration.sql);

@@ -44,21 +44,24 @@ const ATTEMPTS = `coalesce((
              'succeeded', a.succeeded, 'responseBody', a.response_body)
            order by a.attempt desc)
       from delivery_attempts a
-     where a.project_id = d.project_id and a.delivery_id = d.id), '[]') as attempts`;
+     where a.project_id = d.project_id and a.delivery_id = d.id and a.event_created_at = d.event_created_at), '[]') as attempts`;
 
 export const deliveryHistory = (db: Db) => ({
-  async ofEvent(projectId: string, eventId: string) {
+  /** The deliveries of an event (its time picks its day's partition). */
+  async ofEvent(projectId: string, eventId: string, eventCreatedAt: Date) {
     const { rows } = await db.query<DeliveryView>(
-      `select ${VIEW} from deliveries d join events e on e.project_id = d.project_id and e.id = d.event_id
-        where d.project_id = $1 and d.event_id = $2
+      `select ${VIEW} from deliveries d
+         join events e on e.project_id = d.project_id and e.id = d.event_id and e.created_at = d.event_created_at
+        where d.project_id = $1 and d.event_id = $2 and d.event_created_at = $3
         order by d.created_at, d.id`,
-      [projectId, eventId],
+      [projectId, eventId, eventCreatedAt],
     );
     return rows;
   },
 
   /** A page of the endpoint's deliveries with their attempts, newest first; one more than asked tells if more exist. */
-  async ofEndpoint(projectId: string, endpointId: string, { limit, after }: Page) {
+  /** A page of the endpoint's deliveries within its project's retention (retentionDays: the installation's). */
+  async ofEndpoint(projectId: string, endpointId: string, { limit, after }: Page, retentionDays: number) {
     const { rowCount } = await db.query(`select 1 from webhook_endpoints where project_id = $1 and id = $2`, [
       projectId,
       endpointId,
@@ -66,12 +69,15 @@ export const deliveryHistory = (db: Db) => ({
     if (rowCount !== 1) throw notFound('webhook endpoint');
     const { rows } = await db.query<DeliveryView & { attempts: AttemptView[] }>(
       `select ${VIEW}, ${ATTEMPTS}
-         from deliveries d join events e on e.project_id = d.project_id and e.id = d.event_id
+         from deliveries d
+         join events e on e.project_id = d.project_id and e.id = d.event_id and e.created_at = d.event_created_at
         where d.project_id = $1 and d.endpoint_id = $2
+          and d.event_created_at >= now() - make_interval(days => coalesce(
+                (select retention_days from projects where id = $1), $6::int))
           and ($3::timestamptz is null or (d.created_at, d.id) < ($3::timestamptz, $4::uuid))
         order by d.created_at desc, d.id desc
         limit $5`,
-      [projectId, endpointId, after?.at ?? null, after?.id ?? null, limit + 1],
+      [projectId, endpointId, after?.at ?? null, after?.id ?? null, limit + 1, retentionDays],
     );
     return pageFrom(rows, limit, (row) => ({ at: row.createdAt, id: row.id }));
   },

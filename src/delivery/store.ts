@@ -20,6 +20,8 @@ export interface ClaimedDelivery {
 export interface Completion {
   projectId: string;
   id: string;
+  /** the partition the delivery lives in */
+  eventCreatedAt: Date;
   leaseToken: string;
   state: 'pending' | 'delivered' | 'dead';
   /** seconds until the next attempt, when state is pending */
@@ -43,7 +45,7 @@ export const deliveryStore = (db: Db) => ({
     const { rows } = await db.query<ClaimedDelivery>({
       name: 'delivery-claim',
       text: `with due as (
-         select d.project_id, d.id, w.active as sendable,
+         select d.project_id, d.id, d.event_created_at, w.active as sendable,
                 case when w.id is null then 'endpoint deleted' else 'endpoint disabled' end as unsendable
            from deliveries d
            left join webhook_endpoints w on w.project_id = d.project_id and w.id = d.endpoint_id
@@ -57,17 +59,19 @@ export const deliveryStore = (db: Db) => ({
          update deliveries d set state = 'cancelled', lease_until = null, lease_token = null,
                 last_error = due.unsendable
            from due
-          where d.project_id = due.project_id and d.id = due.id and due.sendable is not true
+          where d.project_id = due.project_id and d.id = due.id and d.event_created_at = due.event_created_at
+            and due.sendable is not true
        ), claimed as (
          update deliveries d
             set lease_until = now() + make_interval(secs => $2), lease_token = $3
            from due
-          where d.project_id = due.project_id and d.id = due.id and due.sendable
-         returning d.project_id, d.id, d.event_id, d.endpoint_id, d.attempts
+          where d.project_id = due.project_id and d.id = due.id and d.event_created_at = due.event_created_at
+            and due.sendable
+         returning d.project_id, d.id, d.event_id, d.event_created_at, d.endpoint_id, d.attempts
        )
-       select c.*, e.type, e.data::text as data, e.created_at as event_created_at, w.url, w.active_secret, w.previous_secret
+       select c.*, e.type, e.data::text as data, w.url, w.active_secret, w.previous_secret
          from claimed c
-         join events e on e.project_id = c.project_id and e.id = c.event_id
+         join events e on e.project_id = c.project_id and e.id = c.event_id and e.created_at = c.event_created_at
          join webhook_endpoints w on w.project_id = c.project_id and w.id = c.endpoint_id`,
       values: [limit, leaseSeconds, leaseToken, saturatedEndpoints],
     });
@@ -86,9 +90,9 @@ export const deliveryStore = (db: Db) => ({
       name: 'delivery-complete',
       text: `with r as (
          select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::float8[], $6::timestamptz[],
-                              $7::int[], $8::int[], $9::text[], $10::bool[], $11::text[])
+                              $7::int[], $8::int[], $9::text[], $10::bool[], $11::text[], $12::timestamptz[])
            as r(project_id, id, lease_token, state, retry_in, started_at, duration_ms, status_code, error,
-                succeeded, response_body)
+                succeeded, response_body, event_created_at)
        ), updated as (
          update deliveries d
             set state = case when d.state = 'pending' then r.state else d.state end,
@@ -101,13 +105,15 @@ export const deliveryStore = (db: Db) => ({
                 delivered_at = case when d.state = 'pending' and r.state = 'delivered' then now() end,
                 dead_at = case when d.state = 'pending' and r.state = 'dead' then now() end
            from r
-          where d.project_id = r.project_id and d.id = r.id and d.lease_token = r.lease_token
-         returning d.project_id, d.id, d.attempts, r.started_at, r.duration_ms, r.status_code, r.error,
-                   r.succeeded, r.response_body
+          where d.project_id = r.project_id and d.id = r.id and d.event_created_at = r.event_created_at
+            and d.lease_token = r.lease_token
+         returning d.project_id, d.id, d.event_created_at, d.attempts, r.started_at, r.duration_ms, r.status_code,
+                   r.error, r.succeeded, r.response_body
        )
-       insert into delivery_attempts
-              (project_id, delivery_id, attempt, started_at, duration_ms, status_code, error, succeeded, response_body)
-       select project_id, id, attempts, started_at, duration_ms, status_code, error, succeeded, response_body
+       insert into delivery_attempts (project_id, delivery_id, event_created_at, attempt, started_at, duration_ms,
+                                      status_code, error, succeeded, response_body)
+       select project_id, id, event_created_at, attempts, started_at, duration_ms, status_code, error, succeeded,
+              response_body
          from updated`,
       values: [
         column('projectId'),
@@ -121,16 +127,17 @@ export const deliveryStore = (db: Db) => ({
         column('error'),
         column('succeeded'),
         column('responseBody'),
+        column('eventCreatedAt'),
       ],
     });
   },
 
   /** Hands a claimed delivery back (a stopping worker that never started it). */
-  async release(projectId: string, id: string) {
+  async release(delivery: { project_id: string; id: string; event_created_at: Date }) {
     await db.query(
       `update deliveries set lease_until = null, lease_token = null
-        where project_id = $1 and id = $2 and state = 'pending'`,
-      [projectId, id],
+        where project_id = $1 and id = $2 and event_created_at = $3 and state = 'pending'`,
+      [delivery.project_id, delivery.id, delivery.event_created_at],
     );
   },
 

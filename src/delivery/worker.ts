@@ -239,6 +239,7 @@ export class DeliveryWorker {
     return {
       projectId: delivery.project_id,
       id: delivery.id,
+      eventCreatedAt: delivery.event_created_at,
       leaseToken: token,
       ...this.nextState(delivery.attempts + 1, succeeded, result),
       startedAt,
@@ -303,8 +304,7 @@ export class DeliveryWorker {
     // Claimed deliveries that never started go back at once rather than waiting out their lease.
     const unstarted = [...this.waiting.values()].flat().map((w) => w.delivery);
     this.waiting.clear();
-    for (const delivery of unstarted)
-      await this.store.release(delivery.project_id, delivery.id).catch(() => {});
+    for (const delivery of unstarted) await this.store.release(delivery).catch(() => {});
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));
     await this.flush();
     await this.store.forgetWorker(this.id).catch(() => {});

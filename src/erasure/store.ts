@@ -3,22 +3,25 @@ import type { Db } from '../db/database.ts';
 export const erasureStore = (db: Db) => ({
   /**
    * Redacts the payload of the project's events tagged with the subject (ids, types and times stay for
-   * audit), and the captured responses of their delivery attempts, which may echo the payload.
+   * audit), and the captured responses of their delivery attempts, which may echo the payload. A subject's
+   * events may be of any day: each retained day's partition is looked into, by index.
    */
   async redactEvents(projectId: string, subjectHmac: Buffer, now: Date): Promise<number> {
     const { rows } = await db.query<{ redacted: number }>(
       `with tagged as (
-         select event_id from event_subjects where project_id = $1 and subject_hmac = $2
+         select event_id, event_created_at from event_subjects where project_id = $1 and subject_hmac = $2
        ), events_redacted as (
          update events e set data = '{"redacted": true}', redacted_at = $3
            from tagged t
-          where e.project_id = $1 and e.id = t.event_id and e.redacted_at is null
+          where e.project_id = $1 and e.id = t.event_id and e.created_at = t.event_created_at
+            and e.redacted_at is null
          returning e.id
        ), attempts_redacted as (
          update delivery_attempts a set response_body = null
            from deliveries d, tagged t
-          where d.project_id = $1 and d.event_id = t.event_id
-            and a.project_id = d.project_id and a.delivery_id = d.id and a.response_body is not null
+          where d.project_id = $1 and d.event_id = t.event_id and d.event_created_at = t.event_created_at
+            and a.project_id = d.project_id and a.delivery_id = d.id and a.event_created_at = d.event_created_at
+            and a.response_body is not null
        )
        select count(*)::int as redacted from events_redacted`,
       [projectId, subjectHmac, now],

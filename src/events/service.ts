@@ -1,11 +1,12 @@
 // Events: what capabilities and products publish. Every write runs in the caller's transaction, so an
 // event exists exactly when the change that caused it commits (and its deliveries with it); the worker is
 // woken once it has.
-import { randomUUID } from 'node:crypto';
 import type { Subject } from '../capabilities.ts';
+import type { Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
 import { normalizeSubject, type SubjectHasher } from '../erasure/subject.ts';
 import { notFound, PlatformError } from '../errors.ts';
+import { newId } from '../history/ids.ts';
 import type { UsageLimits } from '../usage/limits.ts';
 import type { Meter } from '../usage/meter.ts';
 import { eventStore } from './store.ts';
@@ -32,6 +33,10 @@ export interface EventDeps {
   hashSubject: SubjectHasher;
   limits: UsageLimits;
   meter: Meter;
+  /** the time events take (their ids carry it) */
+  clock: Clock;
+  /** the installation's retention of history, in days (a project may keep fewer) */
+  retentionDays: number;
   /** wakes the delivery workers (in this process; others hear the NOTIFY the statements send) */
   wake: () => void;
   /** runs a callback once the caller's transaction commits */
@@ -50,7 +55,7 @@ export const eventService = (tx: Db, deps: EventDeps) => {
 
   const service = {
     async emit(event: NewEvent): Promise<{ eventId: string; deliveries: number }> {
-      const id = randomUUID();
+      const id = newId(deps.clock.now());
       const subjectHmacs = await Promise.all((event.subjects ?? []).map(deps.hashSubject));
       const deliveries = await store.insert({
         id,
@@ -89,7 +94,7 @@ export const eventService = (tx: Db, deps: EventDeps) => {
 
     /** Same eventId, new deliveries to the endpoints subscribed now, signed afresh when sent. */
     async replay(projectId: string, eventId: string) {
-      const state = await store.dispatchState(projectId, eventId);
+      const state = await store.dispatchState(projectId, eventId, deps.retentionDays);
       if (!state) throw notFound('event');
       if (state.in_progress) {
         throw new PlatformError(
@@ -97,12 +102,13 @@ export const eventService = (tx: Db, deps: EventDeps) => {
           'the event is still being dispatched for the first time; replay it once every first attempt is made',
         );
       }
-      return queued({ eventId, deliveries: await store.replay(projectId, eventId, state.type) });
+      const event = { id: eventId, type: state.type, createdAt: state.created_at };
+      return queued({ eventId, deliveries: await store.replay(projectId, event) });
     },
 
     /** A signed core.webhook.test event to this endpoint only, whatever its eventTypes. */
     async sendTest(projectId: string, endpointId: string) {
-      const eventId = randomUUID();
+      const eventId = newId(deps.clock.now());
       const data = {
         message: 'A test event from platform-core: your endpoint receives and can verify webhooks.',
         endpointId,

@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.ts';
+import { timeOf } from '../history/ids.ts';
 
 /** The event type of the test operation, sent to one endpoint only. */
 export const TEST_EVENT_TYPE = 'core.webhook.test';
@@ -8,10 +9,25 @@ export const DELIVERIES_CHANNEL = 'platform_deliveries';
 /** Endpoints of the project subscribed to a type: active, and listing it or `*`. */
 const SUBSCRIBED = `w.project_id = $1 and w.active and (w.event_types @> array[$3::text] or w.event_types @> array['*'])`;
 
+/**
+ * The condition that finds an event by id in its day's partition only (an id of version 7 carries its
+ * time), and within its project's retention: `$1` is the project, `$2` the id, `$3` the installation's
+ * retention in days; the time, when the id carries one, is `$4`.
+ */
+const EVENT_BY_ID = (at: Date | null) => `e.project_id = $1 and e.id = $2 ${at ? 'and e.created_at = $4' : ''}
+  and e.created_at >= now() - make_interval(days => coalesce(
+        (select retention_days from projects where id = $1), $3::int))`;
+
+const byId = (projectId: string, eventId: string, retentionDays: number) => {
+  const at = timeOf(eventId);
+  return { condition: EVENT_BY_ID(at), values: [projectId, eventId, retentionDays, ...(at ? [at] : [])] };
+};
+
 export const eventStore = (db: Db) => ({
   /**
    * The outbox, in one statement: the event, its subject tags, one delivery per subscribed active endpoint,
-   * and a notification that PostgreSQL sends only if the surrounding transaction commits.
+   * and a notification that PostgreSQL sends only if the surrounding transaction commits. The event's time
+   * is the one its id carries; its deliveries' ids carry it too.
    */
   async insert(event: {
     projectId: string;
@@ -23,13 +39,14 @@ export const eventStore = (db: Db) => ({
     const { rows } = await db.query<{ deliveries: number }>({
       name: 'event-insert',
       text: `with event as (
-         insert into events (project_id, id, type, data) values ($1, $2, $3, $4) returning id
+         insert into events (project_id, id, type, data, created_at) values ($1, $2, $3, $4, uuid_time($2))
+         returning id, created_at
        ), tags as (
-         insert into event_subjects (project_id, subject_hmac, event_id)
-         select $1, subject_hmac, event.id from event, unnest($5::bytea[]) as subject_hmac
+         insert into event_subjects (project_id, subject_hmac, event_id, event_created_at)
+         select $1, subject_hmac, event.id, event.created_at from event, unnest($5::bytea[]) as subject_hmac
        ), queued as (
-         insert into deliveries (project_id, event_id, endpoint_id, kind, next_attempt_at, created_at)
-         select $1, event.id, w.id, 'dispatch', now(), now()
+         insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at, created_at)
+         select $1, uuid_v7_at(event.created_at), event.id, event.created_at, w.id, 'dispatch', now(), now()
            from event, webhook_endpoints w
           where ${SUBSCRIBED}
          returning 1
@@ -42,26 +59,30 @@ export const eventStore = (db: Db) => ({
     return rows[0]?.deliveries ?? 0;
   },
 
-  /** The event's type, and whether a delivery of its first dispatch has not had its first attempt yet. */
-  async dispatchState(projectId: string, eventId: string) {
-    const { rows } = await db.query<{ type: string; in_progress: boolean }>(
-      `select e.type,
+  /**
+   * The event's type and time, and whether a delivery of its first dispatch has not had its first attempt
+   * yet; nothing for an event past its project's retention.
+   */
+  async dispatchState(projectId: string, eventId: string, retentionDays: number) {
+    const { condition, values } = byId(projectId, eventId, retentionDays);
+    const { rows } = await db.query<{ type: string; created_at: Date; in_progress: boolean }>(
+      `select e.type, e.created_at,
               exists (select 1 from deliveries d
-                       where d.project_id = e.project_id and d.event_id = e.id
+                       where d.project_id = e.project_id and d.event_id = e.id and d.event_created_at = e.created_at
                          and d.kind = 'dispatch' and d.state = 'pending' and d.attempts = 0) as in_progress
          from events e
-        where e.project_id = $1 and e.id = $2`,
-      [projectId, eventId],
+        where ${condition}`,
+      values,
     );
     return rows[0];
   },
 
-  /** New deliveries of an existing event to the endpoints subscribed now. */
-  async replay(projectId: string, eventId: string, type: string) {
+  /** New deliveries of an existing event to the endpoints subscribed now, in the event's partition. */
+  async replay(projectId: string, event: { id: string; type: string; createdAt: Date }) {
     const { rows } = await db.query<{ deliveries: number }>(
       `with queued as (
-         insert into deliveries (project_id, event_id, endpoint_id, kind, next_attempt_at, created_at)
-         select $1, $2, w.id, 'replay', now(), now()
+         insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at, created_at)
+         select $1, uuid_v7_at($4), $2, $4, w.id, 'replay', now(), now()
            from webhook_endpoints w
           where ${SUBSCRIBED}
          returning 1
@@ -69,7 +90,7 @@ export const eventStore = (db: Db) => ({
        select count(*)::int as deliveries,
               case when count(*) > 0 then pg_notify('${DELIVERIES_CHANNEL}', '') end
          from queued`,
-      [projectId, eventId, type],
+      [projectId, event.id, event.type, event.createdAt],
     );
     return rows[0]?.deliveries ?? 0;
   },
@@ -80,12 +101,12 @@ export const eventStore = (db: Db) => ({
       `with endpoint as (
          select id from webhook_endpoints where project_id = $1 and id = $2
        ), event as (
-         insert into events (project_id, id, type, data)
-         select $1, $3, $5, $4 from endpoint
-         returning id
+         insert into events (project_id, id, type, data, created_at)
+         select $1, $3, $5, $4, uuid_time($3) from endpoint
+         returning id, created_at
        ), queued as (
-         insert into deliveries (project_id, event_id, endpoint_id, kind, next_attempt_at, created_at)
-         select $1, event.id, $2, 'test', now(), now() from event
+         insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at, created_at)
+         select $1, uuid_v7_at(event.created_at), event.id, event.created_at, $2, 'test', now(), now() from event
          returning 1
        )
        select count(*)::int as queued,
@@ -96,17 +117,16 @@ export const eventStore = (db: Db) => ({
     return (rows[0]?.queued ?? 0) > 0;
   },
 
-  async find(projectId: string, eventId: string) {
+  /** The event, unless past its project's retention. */
+  async find(projectId: string, eventId: string, retentionDays: number) {
+    const { condition, values } = byId(projectId, eventId, retentionDays);
     const { rows } = await db.query<{
       id: string;
       type: string;
       data: unknown;
       created_at: Date;
       redacted_at: Date | null;
-    }>(`select id, type, data, created_at, redacted_at from events where project_id = $1 and id = $2`, [
-      projectId,
-      eventId,
-    ]);
+    }>(`select e.id, e.type, e.data, e.created_at, e.redacted_at from events e where ${condition}`, values);
     return rows[0];
   },
 });

@@ -18,6 +18,18 @@ export const HealthSchema = Type.Object(
       }),
     ),
     lastMigration: Type.Union([Type.String(), Type.Null()]),
+    history: Type.Object(
+      {
+        retentionDays: Type.Integer({
+          description: "the installation's retention (a project may keep more or less)",
+        }),
+        horizon: Type.Union([Type.String({ format: 'date' }), Type.Null()], {
+          description: 'the first UTC day kept: older days are dropped',
+        }),
+        oldestPartition: Type.Union([Type.String({ format: 'date' }), Type.Null()]),
+      },
+      { description: 'an addition to the spec’s record: how far back the history goes' },
+    ),
   },
   { $id: 'Health' },
 );

@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { appliedMigrations, MIGRATIONS } from '../db/migrate.ts';
 import { type QueueStats, queueStats } from '../delivery/stats.ts';
+import { historyRetention } from '../history/retention.ts';
 
 const PING_TIMEOUT_MS = 1000;
 
@@ -20,6 +21,7 @@ export interface Health {
   webhooksDead24h: number;
   breakers: { provider: string; state: string }[];
   lastMigration: string | null;
+  history: { retentionDays: number; horizon: string | null; oldestPartition: string | null };
 }
 
 const NOTHING_KNOWN: QueueStats = {
@@ -35,6 +37,11 @@ export function healthService(deps: { config: Config; db: Database; registry: Ca
   // Kept from the last successful read so an outage still reports what was last known.
   let lastMigration: string | null = null;
   let lastStats: QueueStats | undefined;
+  let lastHistory: Health['history'] = {
+    retentionDays: config.retentionDays,
+    horizon: null,
+    oldestPartition: null,
+  };
 
   return {
     async report(): Promise<{ statusCode: 200 | 503; body: Health }> {
@@ -46,6 +53,12 @@ export function healthService(deps: { config: Config; db: Database; registry: Ca
           lastMigration = applied.at(-1) ?? null;
           pendingMigrations = MIGRATIONS.some((m) => !applied.includes(m.name));
           lastStats = await queueStats(db);
+          const history = historyRetention(db);
+          lastHistory = {
+            retentionDays: config.retentionDays,
+            horizon: await history.horizon(new Date(), config.retentionDays),
+            oldestPartition: (await history.partitions())[0]?.day ?? null,
+          };
         } catch {
           // The database answered the ping but not these reads: report what we last knew.
         }
@@ -68,6 +81,7 @@ export function healthService(deps: { config: Config; db: Database; registry: Ca
           webhooksDead24h: stats.dead24h,
           breakers,
           lastMigration,
+          history: lastHistory,
         },
       };
     },

@@ -87,7 +87,7 @@ function checkFrameAncestors(origins: string[]): string[] {
     try {
       parsed = new URL(origin);
     } catch {}
-    if (!parsed || parsed.protocol !== 'https:' || parsed.origin !== origin.replace(/\/$/, ''))
+    if (parsed?.protocol !== 'https:' || parsed.origin !== origin.replace(/\/$/, ''))
       throw invalid(
         `/portalFrameAncestors/${i}`,
         `"${origin}" is not an https origin such as https://app.example.com`,

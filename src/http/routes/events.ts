@@ -37,7 +37,8 @@ export const eventRoutes =
     /** Events in the request's transaction. */
     const events = (request: FastifyRequest) => {
       const { tx, ...hooks } = writeScope(request);
-      return eventService(tx, { ...context, ...hooks, wake: () => context.signals.emit('deliveries') });
+      const wake = () => context.signals.emit('deliveries');
+      return eventService(tx, { ...context, ...hooks, retentionDays: context.config.retentionDays, wake });
     };
 
     app.post(
@@ -72,7 +73,11 @@ export const eventRoutes =
       },
       async (request) => {
         const projectId = projectIdOf(request);
-        const event = await eventStore(context.db).find(projectId, request.params.id);
+        const event = await eventStore(context.db).find(
+          projectId,
+          request.params.id,
+          context.config.retentionDays,
+        );
         if (!event) throw notFound('event');
         return {
           id: event.id,
@@ -80,7 +85,7 @@ export const eventRoutes =
           createdAt: event.created_at.toISOString(),
           redacted: event.redacted_at !== null,
           data: event.data,
-          deliveries: await deliveryHistory(context.db).ofEvent(projectId, event.id),
+          deliveries: await deliveryHistory(context.db).ofEvent(projectId, event.id, event.created_at),
         };
       },
     );
@@ -133,6 +138,7 @@ export const eventRoutes =
           projectIdOf(request),
           request.params.id,
           pageOf(request.query),
+          context.config.retentionDays,
         ),
     );
   };

@@ -1,0 +1,118 @@
+// The history's horizon (migration 0011: one partition per UTC day of events, their tags, deliveries and
+// attempts). Maintenance keeps a week of partitions ahead, and at the horizon drops whole days instead of
+// deleting rows:
+//  - the horizon is the longest retention any project keeps (PLATFORM_RETENTION_DAYS, or a project's own
+//    retentionDays when longer); a project that keeps less sees nothing past its own horizon (reads filter
+//    on it) and its payloads past it are redacted, a batch at a time;
+//  - a delivery still pending past the horizon is marked dead first; a day is dropped once none of its
+//    deliveries is pending and none died in the last 24 hours (so health still counts them).
+// Every step is idempotent and safe with several workers at once (the partition function takes a lock).
+import type { Db } from '../db/database.ts';
+
+const DAY_MS = 86_400_000;
+export const DAYS_AHEAD = 7;
+const REDACT_BATCH = 1000;
+
+const utcDay = (time: number) => new Date(time).toISOString().slice(0, 10);
+
+interface Partition {
+  day: string;
+}
+
+/** The days that have partitions, oldest first. */
+async function partitions(db: Db): Promise<Partition[]> {
+  const { rows } = await db.query<Partition>(
+    `select to_char(to_date(substr(c.relname, 8), 'YYYYMMDD'), 'YYYY-MM-DD') as day
+       from pg_inherits i join pg_class c on c.oid = i.inhrelid
+      where i.inhparent = 'events'::regclass and c.relname ~ '^events_[0-9]{8}$'
+      order by c.relname`,
+  );
+  return rows;
+}
+
+export const historyRetention = (db: Db) => ({
+  /** Makes today's partitions and a week ahead's (rows the default held for them move in); how many new. */
+  async ensureAhead(now: Date): Promise<number> {
+    let made = 0;
+    for (let i = 0; i <= DAYS_AHEAD; i++) {
+      const { rows } = await db.query<{ made: boolean }>('select history_partition($1::date) as made', [
+        utcDay(now.getTime() + i * DAY_MS),
+      ]);
+      if (rows[0]?.made) made++;
+    }
+    return made;
+  },
+
+  partitions: () => partitions(db),
+
+  /** The first day kept: the longest retention of the installation and its projects. */
+  async horizon(now: Date, retentionDays: number): Promise<string> {
+    const { rows } = await db.query<{ days: number }>(
+      'select greatest($1::int, coalesce(max(retention_days), 0)) as days from projects',
+      [retentionDays],
+    );
+    return utcDay(now.getTime() - (rows[0]?.days ?? retentionDays) * DAY_MS);
+  },
+
+  /** Marks dead the deliveries still pending before the horizon; how many. */
+  async expirePending(horizon: string): Promise<number> {
+    const result = await db.query(
+      `update deliveries set state = 'dead', dead_at = now(), lease_until = null,
+              last_error = 'not delivered within the retention of its history'
+        where state = 'pending' and event_created_at < $1::date`,
+      [horizon],
+    );
+    return result.rowCount ?? 0;
+  },
+
+  /**
+   * Drops the days before the horizon whose deliveries are settled and did not die in the last 24 hours:
+   * the attempts, deliveries, tags and events of each go together. The days dropped.
+   */
+  async dropBefore(horizon: string): Promise<string[]> {
+    const dropped: string[] = [];
+    for (const { day } of await partitions(db)) {
+      if (day >= horizon) break;
+      const suffix = day.replace(/-/g, '');
+      const { rows } = await db.query<{ busy: boolean }>(
+        `select exists (select 1 from ${`deliveries_${suffix}`}
+                         where state = 'pending' or (state = 'dead' and dead_at > now() - interval '24 hours')) as busy`,
+      );
+      if (rows[0]?.busy) continue;
+      await db.query(
+        `drop table if exists delivery_attempts_${suffix}, deliveries_${suffix}, event_subjects_${suffix}, events_${suffix}`,
+      );
+      dropped.push(day);
+    }
+    return dropped;
+  },
+
+  /**
+   * Redacts, a batch at a time, the payloads (and captured responses) of the projects that keep less than
+   * the horizon, past their own horizon; how many events.
+   */
+  async redactShortRetention(retentionDays: number): Promise<number> {
+    const { rows } = await db.query<{ redacted: number }>(
+      `with short as (
+         select id, now() - make_interval(days => retention_days) as horizon from projects
+          where retention_days < (select greatest($1::int, coalesce(max(retention_days), 0)) from projects)
+       ), batch as (
+         select e.project_id, e.id, e.created_at from events e join short s on s.id = e.project_id
+          where e.created_at < s.horizon and e.redacted_at is null
+          limit $2
+       ), events_redacted as (
+         update events e set data = '{"redacted": true}', redacted_at = now()
+           from batch b where e.project_id = b.project_id and e.id = b.id and e.created_at = b.created_at
+       ), attempts_redacted as (
+         update delivery_attempts a set response_body = null
+           from deliveries d, batch b
+          where d.project_id = b.project_id and d.event_id = b.id and d.event_created_at = b.created_at
+            and a.project_id = d.project_id and a.delivery_id = d.id and a.event_created_at = d.event_created_at
+            and a.response_body is not null
+       )
+       select count(*)::int as redacted from batch`,
+      [retentionDays, REDACT_BATCH],
+    );
+    return rows[0]?.redacted ?? 0;
+  },
+});
