@@ -7,11 +7,21 @@
 //  - a delivery still pending past the horizon is marked dead first; a day is dropped once none of its
 //    deliveries is pending and none died in the last 24 hours (so health still counts them).
 // Every step is idempotent and safe with several workers at once (the partition function takes a lock).
-import type { Db } from '../db/database.ts';
+import type { Database, Db } from '../db/database.ts';
 
 const DAY_MS = 86_400_000;
 export const DAYS_AHEAD = 7;
 const REDACT_BATCH = 1000;
+/** The advisory lock history_partition takes (migration 0011): one worker at a time makes or drops days. */
+const PARTITIONS_LOCK = 7310011;
+/**
+ * Making a day (ATTACH locks the default partitions) and dropping one (DROP locks the parents) take
+ * ACCESS EXCLUSIVE locks that the claim, a publish or a read may hold the other way round: a deadlock.
+ * Their lock waits end sooner than PostgreSQL's deadlock_timeout (1 s by default), so the partition
+ * change is always the one that gives way, never a request or the worker; it is tried again shortly.
+ */
+const LOCK_TIMEOUT = '400ms';
+const TRIES = 5;
 
 const utcDay = (time: number) => new Date(time).toISOString().slice(0, 10);
 
@@ -30,17 +40,22 @@ async function partitions(db: Db): Promise<Partition[]> {
   return rows;
 }
 
-export const historyRetention = (db: Db) => ({
+export const historyRetention = (db: Database) => ({
   /** Makes today's partitions and a week ahead's (rows the default held for them move in); how many new. */
   async ensureAhead(now: Date): Promise<number> {
     let made = 0;
     for (let i = 0; i <= DAYS_AHEAD; i++) {
-      const { rows } = await db.query<{ made: boolean }>('select history_partition($1::date) as made', [
-        utcDay(now.getTime() + i * DAY_MS),
-      ]);
-      if (rows[0]?.made) made++;
+      if (await this.makeDay(utcDay(now.getTime() + i * DAY_MS))) made++;
     }
     return made;
+  },
+
+  /** Makes one day's partitions (`YYYY-MM-DD`) unless they exist; whether it made them. */
+  async makeDay(day: string): Promise<boolean> {
+    const { rows } = await givingWay(db, (tx) =>
+      tx.query<{ made: boolean }>('select history_partition($1::date) as made', [day]),
+    );
+    return rows[0]?.made ?? false;
   },
 
   partitions: () => partitions(db),
@@ -73,16 +88,7 @@ export const historyRetention = (db: Db) => ({
     const dropped: string[] = [];
     for (const { day } of await partitions(db)) {
       if (day >= horizon) break;
-      const suffix = day.replace(/-/g, '');
-      const { rows } = await db.query<{ busy: boolean }>(
-        `select exists (select 1 from ${`deliveries_${suffix}`}
-                         where state = 'pending' or (state = 'dead' and dead_at > now() - interval '24 hours')) as busy`,
-      );
-      if (rows[0]?.busy) continue;
-      await db.query(
-        `drop table if exists delivery_attempts_${suffix}, deliveries_${suffix}, event_subjects_${suffix}, events_${suffix}`,
-      );
-      dropped.push(day);
+      if (await givingWay(db, (tx) => dropDay(tx, day))) dropped.push(day);
     }
     return dropped;
   },
@@ -116,3 +122,45 @@ export const historyRetention = (db: Db) => ({
     return rows[0]?.redacted ?? 0;
   },
 });
+
+/** Runs fn in a transaction whose lock waits give way (LOCK_TIMEOUT), up to TRIES times. */
+async function givingWay<T>(db: Database, fn: (tx: Db) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction(async (tx) => {
+        await tx.query(`set local lock_timeout = '${LOCK_TIMEOUT}'`);
+        return fn(tx);
+      });
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      const gaveWay = code === '55P03' || code === '40P01'; // lock_not_available, deadlock_detected
+      if (!gaveWay || attempt === TRIES) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt + Math.random() * 200));
+    }
+  }
+}
+
+/**
+ * Drops one day's partitions if none of its deliveries is pending or died in the last 24 hours; whether
+ * it did. The parents are locked first (a DROP alone would lock the partition before its parent, the
+ * reverse of every query), and the check runs under the same locks, so nothing lands in between.
+ */
+async function dropDay(tx: Db, day: string): Promise<boolean> {
+  const { rows: locked } = await tx.query<{ ok: boolean }>('select pg_try_advisory_xact_lock($1) as ok', [
+    PARTITIONS_LOCK,
+  ]);
+  if (!locked[0]?.ok) return false; // another worker is making or dropping days: its pass will do
+  await tx.query(
+    'lock table only events, event_subjects, deliveries, delivery_attempts in access exclusive mode',
+  );
+  const suffix = day.replace(/-/g, '');
+  const { rows } = await tx.query<{ busy: boolean }>(
+    `select exists (select 1 from deliveries_${suffix}
+                     where state = 'pending' or (state = 'dead' and dead_at > now() - interval '24 hours')) as busy`,
+  );
+  if (rows[0]?.busy) return false;
+  await tx.query(
+    `drop table delivery_attempts_${suffix}, deliveries_${suffix}, event_subjects_${suffix}, events_${suffix}`,
+  );
+  return true;
+}
