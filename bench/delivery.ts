@@ -164,12 +164,13 @@ async function prepare(databaseUrl: string, env: Record<string, string> = {}) {
       for (const { endpoint, deliveries } of plan) {
         await client.query(
           `with e as (
-             insert into events (project_id, type, data)
-             select $1, 'pay.payment.succeeded', $2::jsonb from generate_series(1, $3)
-             returning id
+             insert into events (project_id, id, type, data, created_at)
+             select $1, uuid_v7_at(t), 'pay.payment.succeeded', $2::jsonb, t
+               from generate_series(1, $3), date_trunc('milliseconds', now()) as t
+             returning id, created_at
            )
-           insert into deliveries (project_id, event_id, endpoint_id, kind, next_attempt_at, created_at)
-           select $1, e.id, $4, 'dispatch', now() + interval '1 day', now() from e`,
+           insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at, created_at)
+           select $1, uuid_v7_at(e.created_at), e.id, e.created_at, $4, 'dispatch', now() + interval '1 day', now() from e`,
           [tenant.projectId, JSON.stringify(DATA), deliveries, endpoint.id],
         );
       }

@@ -3,6 +3,7 @@
 // to bench/results/. Fails when more than 0.1 % of requests failed or a correctness check failed.
 import { api } from './api.ts';
 import { deliveryThroughput, isolation } from './delivery.ts';
+import { growth } from './growth.ts';
 import { idempotentWrite } from './idempotent-write.ts';
 import { deliveryLatency } from './latency.ts';
 import { type BenchResult, benchDatabase, environment, writeResults } from './lib.ts';
@@ -15,6 +16,7 @@ const SUITE: Record<string, (url: string, embedded: boolean) => Promise<BenchRes
   'delivery-latency': deliveryLatency,
   isolation,
   startup,
+  growth,
 };
 
 const names = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(SUITE);

@@ -67,16 +67,23 @@ export const deliveryHistory = (db: Db) => ({
       endpointId,
     ]);
     if (rowCount !== 1) throw notFound('webhook endpoint');
+    // The page is picked from the deliveries alone (one index scan per day, merged in order, stopping at
+    // the limit), and only its rows are joined to their events and attempts: joined first, the planner
+    // misjudges the join across days and hashes the endpoint's whole history (measured by bench growth).
     const { rows } = await db.query<DeliveryView & { attempts: AttemptView[] }>(
-      `select ${VIEW}, ${ATTEMPTS}
-         from deliveries d
+      `with page as materialized (
+         select * from deliveries d
+          where d.project_id = $1 and d.endpoint_id = $2
+            and d.event_created_at >= now() - make_interval(days => coalesce(
+                  (select retention_days from projects where id = $1), $6::int))
+            and ($3::timestamptz is null or (d.created_at, d.id) < ($3::timestamptz, $4::uuid))
+          order by d.created_at desc, d.id desc
+          limit $5
+       )
+       select ${VIEW}, ${ATTEMPTS}
+         from page d
          join events e on e.project_id = d.project_id and e.id = d.event_id and e.created_at = d.event_created_at
-        where d.project_id = $1 and d.endpoint_id = $2
-          and d.event_created_at >= now() - make_interval(days => coalesce(
-                (select retention_days from projects where id = $1), $6::int))
-          and ($3::timestamptz is null or (d.created_at, d.id) < ($3::timestamptz, $4::uuid))
-        order by d.created_at desc, d.id desc
-        limit $5`,
+        order by d.created_at desc, d.id desc`,
       [projectId, endpointId, after?.at ?? null, after?.id ?? null, limit + 1, retentionDays],
     );
     return pageFrom(rows, limit, (row) => ({ at: row.createdAt, id: row.id }));
