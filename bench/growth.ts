@@ -168,7 +168,12 @@ async function side(url: string, receiver: string, label: string) {
   const client = new pg.Client(url);
   await client.connect();
   let eventIds = published;
-  let deepCursor: string | undefined;
+  const cursorAt = (at: string, id: string) => Buffer.from(JSON.stringify([at, id])).toString('base64url');
+  // Until history fills, a cursor 15 days back (the empty baseline's deep page: nothing older, as asked).
+  let deepCursor = cursorAt(
+    new Date(Date.now() - 15 * DAY_MS).toISOString(),
+    'ffffffff-ffff-7fff-bfff-ffffffffffff',
+  );
   const endpoint = endpointIds[0] as string;
 
   return {
@@ -200,7 +205,7 @@ async function side(url: string, receiver: string, label: string) {
         [tenant.projectId, endpoint],
       );
       const row = deep.rows[0];
-      deepCursor = row ? Buffer.from(JSON.stringify([row.at, row.id])).toString('base64url') : undefined;
+      if (row) deepCursor = cursorAt(row.at, row.id);
     },
 
     async round(): Promise<Round> {
@@ -213,7 +218,7 @@ async function side(url: string, receiver: string, label: string) {
           { name: 'history page', paths: [history] },
           {
             name: 'history page 15 days deep',
-            paths: [deepCursor ? `${history}&cursor=${deepCursor}` : history],
+            paths: [`${history}&cursor=${deepCursor}`],
           },
           { name: 'event read', paths: eventIds.map((id) => `/core/v1/events/${id}`) },
           {
