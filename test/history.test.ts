@@ -157,8 +157,14 @@ describe('partitioned history', () => {
     assert.deepEqual(rows, [
       { state: 'dead', last_error: 'not delivered within the retention of its history' },
     ]);
-    const health = (await service.request('GET', '/api/health', { key: tenant.key })).body;
-    assert.ok(health.webhooksDead24h >= 1, 'health counts it');
+    const health = await eventually(
+      async () => {
+        const body = (await service.request('GET', '/api/health', { key: tenant.key })).body;
+        return body.webhooksDead24h >= 1 && body;
+      },
+      5000,
+      'health to count it',
+    );
     assert.equal(health.history.horizon, day(-30));
     // A day later it is dropped too.
     await service.db.query(
