@@ -162,7 +162,7 @@ describe('partitioned history', () => {
         const body = (await service.request('GET', '/api/health', { key: tenant.key })).body;
         return body.webhooksDead24h >= 1 && body;
       },
-      5000,
+      15_000,
       'health to count it',
     );
     assert.equal(health.history.horizon, day(-30));
