@@ -110,7 +110,7 @@ export function healthService(deps: { config: Config; db: Database; registry: Ca
           // as for the figures: the last known
         }
       }
-      const { state: queue, counts: queueCounted, history: horizon } = await figures(up);
+      const { state: queue, counts: queueCounted, history: kept } = await figures(up);
       const breakers = registry.breakers();
       const degraded =
         !up || pendingMigrations || queue.workerStale || breakers.some((b) => b.state === 'open');
@@ -128,7 +128,7 @@ export function healthService(deps: { config: Config; db: Database; registry: Ca
           webhooksDead24h: queueCounted.dead24h,
           breakers,
           lastMigration,
-          history: horizon,
+          history: kept,
         },
       };
     },

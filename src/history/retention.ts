@@ -45,18 +45,13 @@ export const historyRetention = (db: Database) => ({
   async ensureAhead(now: Date): Promise<number> {
     let made = 0;
     for (let i = 0; i <= DAYS_AHEAD; i++) {
-      if (await this.makeDay(utcDay(now.getTime() + i * DAY_MS))) made++;
+      if (await makeDay(db, utcDay(now.getTime() + i * DAY_MS))) made++;
     }
     return made;
   },
 
   /** Makes one day's partitions (`YYYY-MM-DD`) unless they exist; whether it made them. */
-  async makeDay(day: string): Promise<boolean> {
-    const { rows } = await givingWay(db, (tx) =>
-      tx.query<{ made: boolean }>('select history_partition($1::date) as made', [day]),
-    );
-    return rows[0]?.made ?? false;
-  },
+  makeDay: (day: string) => makeDay(db, day),
 
   partitions: () => partitions(db),
 
@@ -122,6 +117,13 @@ export const historyRetention = (db: Database) => ({
     return rows[0]?.redacted ?? 0;
   },
 });
+
+async function makeDay(db: Database, day: string): Promise<boolean> {
+  const { rows } = await givingWay(db, (tx) =>
+    tx.query<{ made: boolean }>('select history_partition($1::date) as made', [day]),
+  );
+  return rows[0]?.made ?? false;
+}
 
 /** Runs fn in a transaction whose lock waits give way (LOCK_TIMEOUT), up to TRIES times. */
 async function givingWay<T>(db: Database, fn: (tx: Db) => Promise<T>): Promise<T> {
