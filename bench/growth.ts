@@ -12,6 +12,7 @@ import { createDatabase } from '../support/database.ts';
 import { migrationFigure, retentionFigures } from './growth-costs.ts';
 import { DATA, fillHistory, sizing } from './history-fill.ts';
 import {
+  alternate,
   type BenchResult,
   type Check,
   type Figure,
@@ -58,15 +59,7 @@ export async function growth(databaseUrl: string): Promise<BenchResult> {
         filled = size;
         console.log(`filled to ${size} deliveries in ${((performance.now() - started) / 1000).toFixed(0)} s`);
       }
-      const rounds: { baseline: Round; subject: Round }[] = [];
-      await baseline.round();
-      await subject.round();
-      for (let i = 0; i < ROUNDS; i++) {
-        const first = i % 2 === 0 ? baseline : subject;
-        const a = await first.round();
-        const b = await (first === baseline ? subject : baseline).round();
-        rounds.push(first === baseline ? { baseline: a, subject: b } : { baseline: b, subject: a });
-      }
+      const rounds = await alternate(ROUNDS, baseline.round, subject.round);
       figures.push(...sizeFigures(size, rounds));
       for (const r of rounds)
         for (const which of [r.baseline, r.subject])
@@ -87,9 +80,9 @@ export async function growth(databaseUrl: string): Promise<BenchResult> {
     await baseline.close();
     await subject.close();
     await receiverProcess.stop();
+    await empty.drop();
   }
   figures.push(...(await retentionFigures(databaseUrl, subject.projectId, subject.endpointIds, MAX / 10)));
-  await empty.drop();
   figures.push(await migrationFigure(databaseUrl, MAX / 10));
   checks.push({ name: 'every probe answered 2xx', ok: failed === 0, detail: `${failed} of ${total} failed` });
   return { name: 'growth', figures, checks, errors: { failed, total } };

@@ -119,14 +119,14 @@ export async function runLoad<T>(script: string, config: unknown): Promise<T> {
 }
 
 /** Warm-up once each, then `rounds` rounds alternating which goes first. */
-export async function alternate(
+export async function alternate<M = Measure>(
   rounds: number,
-  baseline: () => Promise<Measure>,
-  subject: () => Promise<Measure>,
+  baseline: () => Promise<M>,
+  subject: () => Promise<M>,
 ) {
   await baseline();
   await subject();
-  const results: { baseline: Measure; subject: Measure }[] = [];
+  const results: { baseline: M; subject: M }[] = [];
   for (let i = 0; i < rounds; i++) {
     if (i % 2 === 0) {
       const b = await baseline();
