@@ -27,6 +27,7 @@ const service = await startService({
   worker: true,
 });
 const maintain = () => runMaintenance({ ...service.context, clock });
+const retention = historyRetention(service.db);
 let n = 0;
 const idem = () => ({ 'idempotency-key': `h-${++n}` });
 const days = async (table = 'events') =>
@@ -116,7 +117,7 @@ describe('partitioned history', () => {
 
   test('a lookup by id reads one partition', async () => {
     const tenant = await service.tenant();
-    await historyRetention(service.db).makeDay(day(-3));
+    await retention.makeDay(day(-3));
     const id = await eventAt(tenant.projectId, -3);
     const { rows } = await service.db.query(
       `explain (format json, costs off) select * from events e where e.project_id = $1 and e.id = $2 and e.created_at = uuid_time($2)`,
@@ -142,7 +143,7 @@ describe('partitioned history', () => {
     const old = await eventAt(tenant.projectId, -40, endpoint);
     const pending = await eventAt(tenant.projectId, -35, endpoint, 'pending');
     const kept = await eventAt(tenant.projectId, -29, endpoint);
-    for (const offset of [-40, -35, -31, -30, -29]) await historyRetention(service.db).makeDay(day(offset));
+    for (const offset of [-40, -35, -31, -30, -29]) await retention.makeDay(day(offset));
     await maintain();
     const after = await days();
     assert.ok(!after.includes(day(-40).replace(/-/g, '')), 'past the horizon: dropped');
@@ -222,7 +223,7 @@ describe('partitioned history', () => {
       body: { url: receiver.url, eventTypes: ['pay.subject.thing'] },
       headers: idem(),
     });
-    await historyRetention(service.db).makeDay(day(-3));
+    await retention.makeDay(day(-3));
     const ids: string[] = [];
     for (const offset of [-3, 0]) {
       clock.set(new Date(Date.now() + offset * DAY));

@@ -24,10 +24,9 @@ export interface Health {
   history: { retentionDays: number; horizon: string | null; oldestPartition: string | null };
 }
 
-const NOTHING_KNOWN: Figures = {
+const NOTHING_KNOWN: Omit<Figures, 'history'> = {
   state: { busy: false, workerStale: false },
   counts: { dead: 0, failedAttempts24h: 0, dead24h: 0 },
-  history: { retentionDays: 0, horizon: null, oldestPartition: null },
 };
 
 /**
@@ -93,7 +92,7 @@ export function healthService(deps: { config: Config; db: Database; registry: Ca
     return {
       state: s?.queue ?? NOTHING_KNOWN.state,
       counts: c ?? NOTHING_KNOWN.counts,
-      history: s?.history ?? { ...NOTHING_KNOWN.history, retentionDays: config.retentionDays },
+      history: s?.history ?? { retentionDays: config.retentionDays, horizon: null, oldestPartition: null },
     };
   };
 
