@@ -1,6 +1,7 @@
-// The registry that capabilities (Core, Notify, Pay, Billing, AI) fill: their name, the usage metrics they
-// count, the providers behind their circuit breakers, and an eraser for the data they hold about people.
-// Health reads the breakers from here, erasure the erasers, daily limits the metrics.
+// The registry that capabilities (Core, Notify, Pay, Billing, AI) fill: their name, the event types they
+// emit, the usage metrics they count, the providers behind their circuit breakers, and an eraser for the
+// data they hold about people. Health reads the breakers from here, erasure the erasers, daily limits the
+// metrics, the event-type catalogue the types.
 
 import type { Db } from './db/database.ts';
 
@@ -30,8 +31,18 @@ export interface ErasureRequest {
   now: Date;
 }
 
+/** An event type a capability emits: listed in every project's catalogue, its schema checked on publish. */
+export interface EventTypeDeclaration {
+  name: string;
+  description: string;
+  /** a JSON Schema (2020-12) of the event's `data` */
+  schema?: object;
+  example?: object;
+}
+
 export interface Capability {
   name: string;
+  eventTypes?: readonly EventTypeDeclaration[];
   /**
    * For capabilities that hold data about people: erases or anonymizes it inside the erase transaction
    * (anonymizing what the law requires to keep) and returns how many records it touched.
@@ -58,6 +69,10 @@ export class CapabilityRegistry {
   /** Every metric a capability counts, as `capability/metric`. */
   metrics(): string[] {
     return this.list().flatMap((c) => (c.metrics ?? []).map((metric) => `${c.name}/${metric}`));
+  }
+
+  eventTypes(): EventTypeDeclaration[] {
+    return this.list().flatMap((c) => c.eventTypes ?? []);
   }
 
   breakers(): { provider: string; state: BreakerState }[] {

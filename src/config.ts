@@ -29,6 +29,8 @@ export interface Config {
   workerConcurrency: number;
   /** the backstop poll of the delivery worker (a notification wakes it at once) */
   workerPollMs: number;
+  /** an endpoint whose deliveries die this many times in a row (none delivered between) is disabled */
+  disableAfterDead: number;
   /** how many days of history (events, deliveries, attempts) are kept; a project may keep fewer */
   retentionDays: number;
   /** stopping the API: how long it keeps answering (with connection: close) first, and the most it waits */
@@ -74,6 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dailyLimits: dailyLimits(env.PLATFORM_DAILY_LIMITS ?? DEFAULT_DAILY_LIMITS),
     workerConcurrency: integer(env, 'PLATFORM_WORKER_CONCURRENCY', 128, 1, 10_000),
     workerPollMs: integer(env, 'PLATFORM_WORKER_POLL_MS', 500, 10, 60_000),
+    disableAfterDead: integer(env, 'PLATFORM_DISABLE_AFTER_DEAD', 10, 1, 1_000_000),
     retentionDays: integer(env, 'PLATFORM_RETENTION_DAYS', 30, 1, 400),
     shutdown: {
       delayMs: integer(env, 'PLATFORM_SHUTDOWN_DELAY_MS', 1000, 0, 600_000),

@@ -9,6 +9,7 @@ import type { Keyring } from './crypto.ts';
 import type { Database } from './db/database.ts';
 import { coreEraser } from './erasure/service.ts';
 import { type SubjectHasher, subjectHasher } from './erasure/subject.ts';
+import { CORE_EVENT_TYPES } from './events/operational.ts';
 import { healthService } from './health/service.ts';
 import { KeyActivity } from './keys/activity.ts';
 import { type KeyCache, keyCache } from './keys/cache.ts';
@@ -41,9 +42,10 @@ export interface Context {
   keyActivity: KeyActivity;
 }
 
-/** Core registers itself like any capability: the metrics it counts, and its eraser. */
+/** Core registers itself like any capability: the event types it emits, the metrics it counts, its eraser. */
 export const CORE_CAPABILITY: Capability = {
   name: 'core',
+  eventTypes: CORE_EVENT_TYPES,
   metrics: ['api_requests', 'events_published', 'webhook_deliveries', 'subjects_erased'],
   eraser: coreEraser,
 };

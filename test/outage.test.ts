@@ -164,6 +164,7 @@ describe('the database goes away under load', () => {
     for (const grant of [
       `grant usage on schema public to ${role}`,
       `grant select, insert, update, delete on all tables in schema public to ${role}`,
+      `grant usage on all sequences in schema public to ${role}`,
     ])
       await setup.db.query(grant);
     const limited = new URL(databaseUrl);

@@ -54,7 +54,13 @@ describe('webhook endpoints', () => {
       url: valid.url,
       eventTypes: valid.eventTypes,
       active: true,
+      paused: false,
+      rateLimitPerSecond: null,
+      ordering: 'none',
+      waiting: 0,
       hasPreviousSecret: false,
+      // Neither type is in the project's catalogue: allowed, and reported.
+      unknownEventTypes: valid.eventTypes,
     });
     assert.deepEqual(await secretsOf(tenant, id), [secretKey(secret)]);
   });
@@ -133,7 +139,11 @@ describe('webhook endpoints', () => {
         'eventTypes',
         'hasPreviousSecret',
         'id',
+        'ordering',
+        'paused',
+        'rateLimitPerSecond',
         'url',
+        'waiting',
       ]);
     }
     const reader = await service.tenant(['webhooks:read']);

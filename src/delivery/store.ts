@@ -1,25 +1,16 @@
-import type { Db } from '../db/database.ts';
+import type { Database, Db } from '../db/database.ts';
+import { emitOperational, type OperationalEvent } from '../events/operational.ts';
 import { cancelPending } from '../webhooks/store.ts';
-
-export interface ClaimedDelivery {
-  project_id: string;
-  id: string;
-  event_id: string;
-  endpoint_id: string;
-  /** attempts made before this one */
-  attempts: number;
-  type: string;
-  /** the payload as JSON text, spliced into the body as is (no parse and re-serialise per delivery) */
-  data: string;
-  event_created_at: Date;
-  url: string;
-  active_secret: Buffer;
-  previous_secret: Buffer | null;
-}
+import { lockLanes, promote } from './lanes.ts';
 
 export interface Completion {
   projectId: string;
   id: string;
+  endpointId: string;
+  /** its ordered lane, or null */
+  lane: string | null;
+  /** the endpoint answered 410 Gone: it is disabled */
+  gone: boolean;
   /** the partition the delivery lives in */
   eventCreatedAt: Date;
   leaseToken: string;
@@ -34,59 +25,27 @@ export interface Completion {
   responseBody: string | null;
 }
 
-export const deliveryStore = (db: Db) => ({
-  /**
-   * Claims up to `limit` due deliveries in one statement: due order, `skip locked` so workers never wait on
-   * each other, a lease (an expired lease is due again: a crashed worker loses nothing), and everything
-   * the send needs (event, endpoint address, sealed secrets) joined in. A due delivery whose endpoint is
-   * gone or disabled is cancelled here instead (one queued while its endpoint was being deleted, say).
-   */
-  async claim(limit: number, leaseSeconds: number, leaseToken: string, saturatedEndpoints: string[]) {
-    const { rows } = await db.query<ClaimedDelivery>({
-      name: 'delivery-claim',
-      text: `with due as (
-         select d.project_id, d.id, d.event_created_at, w.active as sendable,
-                case when w.id is null then 'endpoint deleted' else 'endpoint disabled' end as unsendable
-           from deliveries d
-           left join webhook_endpoints w on w.project_id = d.project_id and w.id = d.endpoint_id
-          where d.state = 'pending' and d.next_attempt_at <= now()
-            and (d.lease_until is null or d.lease_until < now())
-            and d.endpoint_id <> all ($4::uuid[])
-          order by d.next_attempt_at
-          limit $1
-          for update of d skip locked
-       ), dropped as (
-         update deliveries d set state = 'cancelled', lease_until = null, lease_token = null,
-                last_error = due.unsendable
-           from due
-          where d.project_id = due.project_id and d.id = due.id and d.event_created_at = due.event_created_at
-            and due.sendable is not true
-       ), claimed as (
-         update deliveries d
-            set lease_until = now() + make_interval(secs => $2), lease_token = $3
-           from due
-          where d.project_id = due.project_id and d.id = due.id and d.event_created_at = due.event_created_at
-            and due.sendable
-         returning d.project_id, d.id, d.event_id, d.event_created_at, d.endpoint_id, d.attempts
-       )
-       select c.*, e.type, e.data::text as data, w.url, w.active_secret, w.previous_secret
-         from claimed c
-         join events e on e.project_id = c.project_id and e.id = c.event_id and e.created_at = c.event_created_at
-         join webhook_endpoints w on w.project_id = c.project_id and w.id = c.endpoint_id`,
-      values: [limit, leaseSeconds, leaseToken, saturatedEndpoints],
-    });
-    return rows;
-  },
+/** What a recorded attempt did to its delivery. */
+interface Recorded {
+  project_id: string;
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  state: string;
+  /** the event's type, for a delivery that died */
+  type: string | null;
+}
 
+export const deliveryStore = (db: Db) => ({
   /**
    * Records a batch of attempts in one statement: each delivery's next state (only while this worker still
    * holds its lease), and one attempt row each. A delivery cancelled while its attempt was in flight keeps
    * its state and reason (cancelPending leaves the lease token for this), and the attempt is recorded.
    */
-  async complete(batch: Completion[]) {
-    if (batch.length === 0) return;
+  async complete(batch: Completion[]): Promise<Recorded[]> {
+    if (batch.length === 0) return [];
     const column = <K extends keyof Completion>(key: K) => batch.map((c) => c[key]);
-    await db.query({
+    const { rows } = await db.query<Recorded>({
       name: 'delivery-complete',
       text: `with r as (
          select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::float8[], $6::timestamptz[],
@@ -107,14 +66,19 @@ export const deliveryStore = (db: Db) => ({
            from r
           where d.project_id = r.project_id and d.id = r.id and d.event_created_at = r.event_created_at
             and d.lease_token = r.lease_token
-         returning d.project_id, d.id, d.event_created_at, d.attempts, r.started_at, r.duration_ms, r.status_code,
-                   r.error, r.succeeded, r.response_body
+         returning d.project_id, d.id, d.event_id, d.event_created_at, d.endpoint_id, d.state, d.attempts,
+                   r.started_at, r.duration_ms, r.status_code, r.error, r.succeeded, r.response_body
+       ), attempts as (
+         insert into delivery_attempts (project_id, delivery_id, event_created_at, attempt, started_at, duration_ms,
+                                        status_code, error, succeeded, response_body)
+         select project_id, id, event_created_at, attempts, started_at, duration_ms, status_code, error, succeeded,
+                response_body
+           from updated
        )
-       insert into delivery_attempts (project_id, delivery_id, event_created_at, attempt, started_at, duration_ms,
-                                      status_code, error, succeeded, response_body)
-       select project_id, id, event_created_at, attempts, started_at, duration_ms, status_code, error, succeeded,
-              response_body
-         from updated`,
+       select u.project_id, u.id, u.event_id, u.endpoint_id, u.state, e.type
+         from updated u
+         left join events e on u.state = 'dead' and e.project_id = u.project_id and e.id = u.event_id
+                           and e.created_at = u.event_created_at`,
       values: [
         column('projectId'),
         column('id'),
@@ -130,6 +94,7 @@ export const deliveryStore = (db: Db) => ({
         column('eventCreatedAt'),
       ],
     });
+    return rows;
   },
 
   /** Hands a claimed delivery back (a stopping worker that never started it). */
@@ -139,18 +104,6 @@ export const deliveryStore = (db: Db) => ({
         where project_id = $1 and id = $2 and event_created_at = $3 and state = 'pending'`,
       [delivery.project_id, delivery.id, delivery.event_created_at],
     );
-  },
-
-  /**
-   * The receiver answered 410 Gone to a delivery: the endpoint is disabled, and its other pending
-   * deliveries cancelled (that one dies with its attempt).
-   */
-  async disableEndpoint(projectId: string, endpointId: string, goneDeliveryId: string) {
-    await db.query(`update webhook_endpoints set active = false where project_id = $1 and id = $2`, [
-      projectId,
-      endpointId,
-    ]);
-    await cancelPending(db, projectId, endpointId, 'endpoint disabled after 410 Gone', goneDeliveryId);
   },
 
   async heartbeat(worker: { id: string; host: string; pid: number; startedAt: Date }) {
@@ -165,3 +118,94 @@ export const deliveryStore = (db: Db) => ({
     await db.query(`delete from worker_heartbeats where worker_id = $1`, [workerId]);
   },
 });
+
+/**
+ * Records a batch of attempts in one transaction, with what follows from them: the lanes whose heads
+ * finished move on; an endpoint that answered 410, or whose deliveries died `disableAfterDead` times in a
+ * row, is disabled (its pending deliveries cancelled); each death and each disabling is reported by an
+ * operational event (a dead delivery of an operational event reports nothing). The lanes are locked
+ * first (lanes.ts).
+ */
+export async function recordAttempts(db: Database, batch: Completion[], disableAfterDead: number) {
+  await db.transaction(async (tx) => {
+    const laned = batch.filter((c) => c.lane !== null);
+    await lockLanes(
+      tx,
+      laned.map((c) => c.endpointId),
+    );
+    const recorded = await deliveryStore(tx).complete(batch);
+    await promote(
+      tx,
+      laned.map((c) => ({ projectId: c.projectId, endpointId: c.endpointId, lane: c.lane as string })),
+    );
+    const events: OperationalEvent[] = recorded
+      .filter((r) => r.state === 'dead' && r.type !== null && !r.type.startsWith('core.'))
+      .map((r) => ({
+        projectId: r.project_id,
+        type: 'core.delivery.dead',
+        data: {
+          endpointId: r.endpoint_id,
+          deliveryId: r.id,
+          eventId: r.event_id,
+          reason: batch.find((c) => c.id === r.id)?.error ?? 'every attempt failed',
+        },
+      }));
+    const disabled = await countDeaths(tx, batch, recorded, disableAfterDead);
+    for (const gone of batch.filter((c) => c.gone)) {
+      disabled.set(gone.endpointId, { projectId: gone.projectId, why: 'gone' });
+    }
+    for (const [endpointId, { projectId, why }] of disabled) {
+      const reason =
+        why === 'gone' ? 'the endpoint answered 410 Gone' : `${disableAfterDead} deliveries in a row died`;
+      if (!(await disable(tx, projectId, endpointId))) continue;
+      await cancelPending(tx, projectId, endpointId, `endpoint disabled: ${reason}`);
+      events.push({ projectId, type: 'core.endpoint.disabled', data: { endpointId, reason } });
+    }
+    await emitOperational(tx, events);
+  });
+}
+
+/**
+ * Keeps each endpoint's run of dead deliveries (a delivered one ends it); the endpoints whose run
+ * reached the threshold. Only endpoints whose run changes are written.
+ */
+async function countDeaths(tx: Db, batch: Completion[], recorded: Recorded[], threshold: number) {
+  const states = new Map(recorded.map((r) => [r.id, r.state]));
+  const runs = new Map<string, { projectId: string; reset: boolean; dead: number }>();
+  for (const c of batch) {
+    const state = states.get(c.id);
+    if (state !== 'dead' && state !== 'delivered') continue;
+    const run = runs.get(c.endpointId) ?? { projectId: c.projectId, reset: false, dead: 0 };
+    if (state === 'delivered') Object.assign(run, { reset: true, dead: 0 });
+    else run.dead++;
+    runs.set(c.endpointId, run);
+  }
+  const list = [...runs.entries()];
+  const { rows } = await tx.query<{ project_id: string; id: string; disable: boolean }>(
+    `update webhook_endpoints w
+        set dead_streak = case when r.reset then r.dead else w.dead_streak + r.dead end
+       from unnest($1::uuid[], $2::uuid[], $3::bool[], $4::int[]) as r(project_id, id, reset, dead)
+      where w.project_id = r.project_id and w.id = r.id
+        and (r.dead > 0 or w.dead_streak > 0)
+     returning w.project_id, w.id, w.active and w.dead_streak >= $5 as disable`,
+    [
+      list.map(([, r]) => r.projectId),
+      list.map(([id]) => id),
+      list.map(([, r]) => r.reset),
+      list.map(([, r]) => r.dead),
+      threshold,
+    ],
+  );
+  const disabled = new Map<string, { projectId: string; why: 'dead' | 'gone' }>();
+  for (const r of rows) if (r.disable) disabled.set(r.id, { projectId: r.project_id, why: 'dead' });
+  return disabled;
+}
+
+/** Disables an endpoint; false if it already was (or is gone). */
+async function disable(tx: Db, projectId: string, endpointId: string) {
+  const { rowCount } = await tx.query(
+    `update webhook_endpoints set active = false where project_id = $1 and id = $2 and active`,
+    [projectId, endpointId],
+  );
+  return rowCount === 1;
+}

@@ -1,8 +1,12 @@
-// The delivery worker: claims due deliveries in batches, sends them concurrently (never inside a
-// transaction), and records each attempt with the delivery's next state, in batches too.
+// The delivery worker: claims due deliveries in batches (claim.ts), sends them concurrently (never inside
+// a transaction), and records each attempt with the delivery's next state, in batches too (store.ts).
 //
-// Flow control: at most `concurrency` sends in flight, at most `perEndpoint` of them to one endpoint, so a
-// slow or dead receiver cannot take every slot from the healthy ones. An endpoint whose held deliveries
+// What a claim gives is a list of runs: a delivery alone, or the head of an ordered lane with the run
+// behind it, sent one after the other (the next only once the one before succeeded), each at its time
+// (now, or its slot under its endpoint's rate).
+//
+// Flow control: at most `concurrency` runs in flight, at most `perEndpoint` of them to one endpoint, so a
+// slow or dead receiver cannot take every slot from the healthy ones. An endpoint whose held runs
 // (sending and waiting) reach twice its cap is left out of claims; one that drops below that is claimed
 // for again while it still has a cap's worth in flight, so its queue does not run dry during the claim.
 // Woken at once by NOTIFY (other processes) or an in-process signal (same process), with a poll as the
@@ -14,12 +18,13 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Keyring } from '../crypto.ts';
 import type { Database } from '../db/database.ts';
-import { DELIVERIES_CHANNEL } from '../events/store.ts';
 import type { Meter } from '../usage/meter.ts';
 import type { Resolver } from '../webhooks/address-policy.ts';
+import { DELIVERIES_CHANNEL } from './channel.ts';
+import { type ClaimedDelivery, claim, type Run } from './claim.ts';
 import { createSender, type SendResult } from './sender.ts';
 import { signatureHeader, signingKeyCache } from './signing.ts';
-import { type ClaimedDelivery, type Completion, deliveryStore } from './store.ts';
+import { type Completion, deliveryStore, recordAttempts } from './store.ts';
 
 const HEARTBEAT_MS = 10_000;
 const CLAIM_BATCH = 200;
@@ -37,6 +42,15 @@ export interface WorkerDeps {
   meter?: Meter;
   /** in-process wake-ups when the API shares the process */
   signals?: EventEmitter<{ deliveries: [] }>;
+}
+
+/** A run this worker holds: claimed with `token`, at `claimedHere` (this process's clock). */
+interface Held {
+  run: Run;
+  token: string;
+  claimedHere: number;
+  /** set when its endpoint's deliveries were cancelled or held: it sends no more */
+  stopped: boolean;
 }
 
 export class DeliveryWorker {
@@ -58,10 +72,14 @@ export class DeliveryWorker {
   private inFlight = 0;
   /** the last claim was full: more deliveries may be due than it took */
   private backlog = false;
-  /** sends in flight and claimed-but-waiting, per endpoint */
+  /** runs in flight and claimed-but-waiting, per endpoint */
   private readonly load = new Map<string, number>();
-  private readonly waiting = new Map<string, { delivery: ClaimedDelivery; token: string }[]>();
+  private readonly waiting = new Map<string, Held[]>();
+  /** runs in flight, per endpoint (so that a cancel or a pause stops them between sends) */
+  private readonly sending = new Map<string, Set<Held>>();
   private completions: Completion[] = [];
+  /** endpoints that answered 410 in an attempt not yet recorded */
+  private readonly gone = new Set<string>();
   private flushTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private readonly timers: NodeJS.Timeout[] = [];
@@ -131,12 +149,19 @@ export class DeliveryWorker {
         if (room <= 0) break;
         const saturated = [...this.load]
           .filter(([, n]) => n >= this.heldPerEndpoint)
-          .map(([endpoint]) => endpoint);
+          .map(([endpoint]) => endpoint)
+          .concat([...this.gone]);
         const limit = Math.min(room, CLAIM_BATCH);
         const token = randomUUID();
-        const batch = await this.store.claim(limit, this.leaseSeconds, token, saturated);
-        for (const delivery of batch) this.enqueue(delivery, token);
-        this.backlog = batch.length === limit;
+        const { runs, due } = await claim(this.deps.db, {
+          limit,
+          leaseSeconds: this.leaseSeconds,
+          token,
+          leftOut: saturated,
+        });
+        const claimedHere = Date.now();
+        for (const run of runs) this.enqueue({ run, token, claimedHere, stopped: false });
+        this.backlog = due === limit;
       } while (this.running && (this.fillAgain || this.roomToClaim()));
     } catch (error) {
       this.deps.log.warn({ err: error }, 'claiming deliveries failed; the next poll retries');
@@ -151,37 +176,60 @@ export class DeliveryWorker {
     return n;
   }
 
-  private enqueue(delivery: ClaimedDelivery, token: string) {
-    const endpoint = delivery.endpoint_id;
+  private enqueue(held: Held) {
+    const endpoint = held.run.endpointId;
     const load = this.load.get(endpoint) ?? 0;
     this.load.set(endpoint, load + 1);
     const sending = load - (this.waiting.get(endpoint)?.length ?? 0);
-    if (sending < this.perEndpoint) void this.run(delivery, token);
+    if (sending < this.perEndpoint) void this.run(held);
     else {
       const queue = this.waiting.get(endpoint);
-      if (queue) queue.push({ delivery, token });
-      else this.waiting.set(endpoint, [{ delivery, token }]);
+      if (queue) queue.push(held);
+      else this.waiting.set(endpoint, [held]);
     }
   }
 
-  private async run(delivery: ClaimedDelivery, token: string) {
+  /**
+   * Sends a run's deliveries one after the other, each at its time; stops at a failure (the rest wait for
+   * the one that failed), a cancel or pause, a stop, or when the next send could outlast the lease, and
+   * hands back what it did not send.
+   */
+  private async run(held: Held) {
     this.inFlight++;
+    const endpoint = held.run.endpointId;
+    const active = this.sending.get(endpoint) ?? new Set();
+    this.sending.set(endpoint, active.add(held));
+    const { deliveries, claimedAt } = held.run;
+    const leaseEnds = held.claimedHere + this.leaseSeconds * 1000;
+    let sent = 0;
     try {
-      this.complete(await this.deliver(delivery, token));
+      for (const delivery of deliveries) {
+        const wait = held.claimedHere + (delivery.send_at - claimedAt) - Date.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        const late = Date.now() + this.deps.config.deliveryTimeoutMs > leaseEnds;
+        if (held.stopped || !this.running || late) break;
+        const completion = await this.deliver(delivery, held.token);
+        sent++;
+        this.complete(completion);
+        if (!completion.succeeded) break;
+      }
     } catch (error) {
       this.deps.log.error(
-        { err: error, delivery: delivery.id },
+        { err: error, delivery: deliveries[sent]?.id },
         'delivery failed unexpectedly; its lease will expire',
       );
+      sent++;
     } finally {
       this.inFlight--;
-      const endpoint = delivery.endpoint_id;
+      active.delete(held);
+      if (active.size === 0) this.sending.delete(endpoint);
+      for (const delivery of deliveries.slice(sent)) void this.store.release(delivery).catch(() => {});
       const left = (this.load.get(endpoint) ?? 1) - 1;
       if (left === 0) this.load.delete(endpoint);
       else this.load.set(endpoint, left);
       const next = this.waiting.get(endpoint)?.shift();
       if (this.waiting.get(endpoint)?.length === 0) this.waiting.delete(endpoint);
-      if (next && this.running) void this.run(next.delivery, next.token);
+      if (next && this.running) void this.run(next);
       if (this.inFlight === 0) this.idle?.();
       // Claim again when something new may be claimable (this endpoint is no longer left out, or nothing
       // is in flight), or when the room is worth a claim; a claim under way checks the room when it ends.
@@ -205,12 +253,20 @@ export class DeliveryWorker {
     return this.load.size === 0;
   }
 
-  /** Forgets the deliveries held for an endpoint and not yet started (they were cancelled). */
-  private drop(endpointId: string) {
-    const held = this.waiting.get(endpointId);
-    if (!held) return;
+  /**
+   * Lets go of what this worker holds of an endpoint and has not sent (its deliveries were cancelled, or
+   * it was paused or disabled): runs in flight stop after their current send, waiting ones are handed back.
+   */
+  private drop(endpointId: string, release = true) {
+    for (const held of this.sending.get(endpointId) ?? []) held.stopped = true;
+    const waiting = this.waiting.get(endpointId);
+    if (!waiting) return;
     this.waiting.delete(endpointId);
-    const left = (this.load.get(endpointId) ?? 0) - held.length;
+    for (const held of waiting) {
+      if (release)
+        for (const delivery of held.run.deliveries) void this.store.release(delivery).catch(() => {});
+    }
+    const left = (this.load.get(endpointId) ?? 0) - waiting.length;
     if (left > 0) this.load.set(endpointId, left);
     else this.load.delete(endpointId);
   }
@@ -232,13 +288,19 @@ export class DeliveryWorker {
       body,
     );
     const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-    if (result.statusCode === 410) {
-      await this.store.disableEndpoint(delivery.project_id, delivery.endpoint_id, delivery.id);
-      this.drop(delivery.endpoint_id); // at once: the notification comes back to us later
+    const gone = result.statusCode === 410;
+    // At once, and until the attempt is recorded (which disables the endpoint and cancels the rest): what
+    // this worker holds of it is let go of without handing it back, and claims leave it out.
+    if (gone) {
+      this.gone.add(delivery.endpoint_id);
+      this.drop(delivery.endpoint_id, false);
     }
     return {
       projectId: delivery.project_id,
       id: delivery.id,
+      endpointId: delivery.endpoint_id,
+      lane: delivery.lane,
+      gone,
       eventCreatedAt: delivery.event_created_at,
       leaseToken: token,
       ...this.nextState(delivery.attempts + 1, succeeded, result),
@@ -284,7 +346,8 @@ export class DeliveryWorker {
       if (batch.length === 0) return;
       this.completions = [];
       try {
-        await this.store.complete(batch);
+        await recordAttempts(this.deps.db, batch, this.deps.config.disableAfterDead);
+        for (const completion of batch) if (completion.gone) this.gone.delete(completion.endpointId);
       } catch (error) {
         this.deps.log.warn({ err: error, attempts: batch.length }, 'recording attempts failed; retrying');
         this.completions = batch.concat(this.completions);
@@ -302,7 +365,7 @@ export class DeliveryWorker {
     this.deps.signals?.off('deliveries', this.onSignal);
     await this.stopListening?.();
     // Claimed deliveries that never started go back at once rather than waiting out their lease.
-    const unstarted = [...this.waiting.values()].flat().map((w) => w.delivery);
+    const unstarted = [...this.waiting.values()].flat().flatMap((held) => held.run.deliveries);
     this.waiting.clear();
     for (const delivery of unstarted) await this.store.release(delivery).catch(() => {});
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));

@@ -29,6 +29,13 @@ export const PublishEventBodySchema = Type.Object(
         { maxItems: 100, description: 'the people the event concerns, so that erasing them redacts it' },
       ),
     ),
+    orderingKey: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description: 'endpoints ordered by key receive the events of one key in publish order',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -4,12 +4,13 @@
 import type { Subject } from '../capabilities.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
+import { settleLanes } from '../delivery/lanes.ts';
 import { normalizeSubject, type SubjectHasher } from '../erasure/subject.ts';
 import { notFound, PlatformError } from '../errors.ts';
 import { newId } from '../history/ids.ts';
 import type { UsageLimits } from '../usage/limits.ts';
 import type { Meter } from '../usage/meter.ts';
-import { eventStore } from './store.ts';
+import { eventStore, type Queued } from './store.ts';
 
 /** The most a published event's `data` may weigh, as JSON. */
 export const MAX_EVENT_DATA_BYTES = 256 * 1024;
@@ -20,6 +21,8 @@ export interface NewEvent {
   data: object;
   /** The people the event concerns (normalized), so that their erasure can redact it. */
   subjects?: Subject[];
+  /** endpoints ordered by key deliver the events of one key in publish order */
+  orderingKey?: string;
 }
 
 /** An event as a product publishes it over the API. */
@@ -27,12 +30,15 @@ export interface Publication {
   type: string;
   data: object;
   subjects?: { type: string; value: string }[];
+  orderingKey?: string;
 }
 
 export interface EventDeps {
   hashSubject: SubjectHasher;
   limits: UsageLimits;
   meter: Meter;
+  /** checks an event's data against its type's schema in the catalogue (catalogue/service.ts) */
+  checkData: (projectId: string, type: string, data: object) => Promise<void>;
   /** the time events take (their ids carry it) */
   clock: Clock;
   /** the installation's retention of history, in days (a project may keep fewer) */
@@ -47,24 +53,29 @@ export interface EventDeps {
 
 export const eventService = (tx: Db, deps: EventDeps) => {
   const store = eventStore(tx);
-  /** The result of a write that may have queued deliveries: the workers are woken once it commits. */
-  const queued = <T extends object>(result: T): T => {
-    if ((result as { deliveries?: number }).deliveries !== 0) deps.onCommit(deps.wake);
-    return result;
+  /**
+   * After a write that queued deliveries: the ordered lanes they joined are settled, and the workers are
+   * woken once it commits.
+   */
+  const settle = async (projectId: string, { deliveries, lanes }: Queued) => {
+    await settleLanes(tx, projectId, lanes);
+    if (deliveries > 0) deps.onCommit(deps.wake);
+    return deliveries;
   };
 
   const service = {
     async emit(event: NewEvent): Promise<{ eventId: string; deliveries: number }> {
       const id = newId(deps.clock.now());
       const subjectHmacs = await Promise.all((event.subjects ?? []).map(deps.hashSubject));
-      const deliveries = await store.insert({
+      const queued = await store.insert({
         id,
         projectId: event.projectId,
         type: event.type,
         data: event.data,
         subjectHmacs,
+        orderingKey: event.orderingKey,
       });
-      return queued({ eventId: id, deliveries });
+      return { eventId: id, deliveries: await settle(event.projectId, queued) };
     },
 
     /**
@@ -85,11 +96,13 @@ export const eventService = (tx: Db, deps: EventDeps) => {
         throw new PlatformError('PAYLOAD_TOO_LARGE', 'the event data is over 256 KiB');
       }
       const subjects = (publication.subjects ?? []).map((subject) => normalizeSubject(subject));
+      await deps.checkData(projectId, publication.type, publication.data);
       // Taken before the first statement (no connection is held yet); given back if nothing commits.
       const giveBack = await deps.limits.take(projectId, 'core', 'events_published');
       deps.onRollback(giveBack);
       deps.onCommit(() => deps.meter.count(projectId, 'core', 'events_published'));
-      return service.emit({ projectId, type: publication.type, data: publication.data, subjects });
+      const { type, data, orderingKey } = publication;
+      return service.emit({ projectId, type, data, subjects, orderingKey });
     },
 
     /** Same eventId, new deliveries to the endpoints subscribed now, signed afresh when sent. */
@@ -102,8 +115,13 @@ export const eventService = (tx: Db, deps: EventDeps) => {
           'the event is still being dispatched for the first time; replay it once every first attempt is made',
         );
       }
-      const event = { id: eventId, type: state.type, createdAt: state.created_at };
-      return queued({ eventId, deliveries: await store.replay(projectId, event) });
+      const event = {
+        id: eventId,
+        type: state.type,
+        createdAt: state.created_at,
+        orderingKey: state.ordering_key,
+      };
+      return { eventId, deliveries: await settle(projectId, await store.replay(projectId, event)) };
     },
 
     /** A signed core.webhook.test event to this endpoint only, whatever its eventTypes. */
@@ -113,8 +131,10 @@ export const eventService = (tx: Db, deps: EventDeps) => {
         message: 'A test event from platform-core: your endpoint receives and can verify webhooks.',
         endpointId,
       };
-      if (!(await store.insertTest(projectId, endpointId, eventId, data))) throw notFound('webhook endpoint');
-      return queued({ eventId, endpointId });
+      const queued = await store.insertTest(projectId, endpointId, eventId, data);
+      if (queued.deliveries === 0) throw notFound('webhook endpoint');
+      await settle(projectId, queued);
+      return { eventId, endpointId };
     },
   };
   return service;

@@ -1,13 +1,31 @@
 import type { Db } from '../db/database.ts';
+import { DELIVERIES_CHANNEL } from '../delivery/channel.ts';
+import { type Lane, laneOf } from '../delivery/lanes.ts';
 import { timeOf } from '../history/ids.ts';
 
 /** The event type of the test operation, sent to one endpoint only. */
 export const TEST_EVENT_TYPE = 'core.webhook.test';
 
-export const DELIVERIES_CHANNEL = 'platform_deliveries';
+/** Endpoints of the project subscribed to a type: active, and taking it (migration 0012's subscribes). */
+const SUBSCRIBED = `w.project_id = $1 and w.active and subscribes(w.event_types, $3::text)`;
 
-/** Endpoints of the project subscribed to a type: active, and listing it or `*`. */
-const SUBSCRIBED = `w.project_id = $1 and w.active and (w.event_types @> array[$3::text] or w.event_types @> array['*'])`;
+/**
+ * A new delivery's columns after its endpoint `w` and the lane `l.lane`: in an ordered lane it waits
+ * behind the lane's head until promote (delivery/lanes.ts) says otherwise.
+ */
+const QUEUED_COLUMNS = `project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at, created_at, lane, held`;
+const HELD = `case when l.lane is not null then 'ordered' end`;
+
+/** What an insert of deliveries answers: how many, and the ordered lanes they joined ([endpoint, lane]). */
+const QUEUED_RESULT = `count(*)::int as deliveries,
+       coalesce(jsonb_agg(distinct jsonb_build_array(endpoint_id, lane)) filter (where lane is not null), '[]') as lanes,
+       case when count(*) > 0 then pg_notify('${DELIVERIES_CHANNEL}', '') end`;
+
+export interface Queued {
+  deliveries: number;
+  /** the ordered lanes that gained a delivery, as [endpointId, lane] */
+  lanes: [string, string][];
+}
 
 /**
  * The condition that finds an event by id in its day's partition only (an id of version 7 carries its
@@ -35,28 +53,35 @@ export const eventStore = (db: Db) => ({
     type: string;
     data: unknown;
     subjectHmacs: Buffer[];
-  }) {
-    const { rows } = await db.query<{ deliveries: number }>({
+    orderingKey?: string;
+  }): Promise<Queued> {
+    const { rows } = await db.query<Queued>({
       name: 'event-insert',
       text: `with event as (
-         insert into events (project_id, id, type, data, created_at) values ($1, $2, $3, $4, uuid_time($2))
+         insert into events (project_id, id, type, data, created_at, ordering_key)
+         values ($1, $2, $3, $4, uuid_time($2), $6)
          returning id, created_at
        ), tags as (
          insert into event_subjects (project_id, subject_hmac, event_id, event_created_at)
          select $1, subject_hmac, event.id, event.created_at from event, unnest($5::bytea[]) as subject_hmac
        ), queued as (
-         insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at, created_at)
-         select $1, uuid_v7_at(event.created_at), event.id, event.created_at, w.id, 'dispatch', now(), now()
-           from event, webhook_endpoints w
+         insert into deliveries (${QUEUED_COLUMNS})
+         select $1, uuid_v7_at(event.created_at), event.id, event.created_at, w.id, 'dispatch', now(), now(), l.lane, ${HELD}
+           from event, webhook_endpoints w cross join lateral (select ${laneOf('$6::text')} as lane) l
           where ${SUBSCRIBED}
-         returning 1
+         returning endpoint_id, lane
        )
-       select count(*)::int as deliveries,
-              case when count(*) > 0 then pg_notify('${DELIVERIES_CHANNEL}', '') end
-         from queued`,
-      values: [event.projectId, event.id, event.type, JSON.stringify(event.data), event.subjectHmacs],
+       select ${QUEUED_RESULT} from queued`,
+      values: [
+        event.projectId,
+        event.id,
+        event.type,
+        JSON.stringify(event.data),
+        event.subjectHmacs,
+        event.orderingKey ?? null,
+      ],
     });
-    return rows[0]?.deliveries ?? 0;
+    return rows[0] as Queued;
   },
 
   /**
@@ -65,8 +90,13 @@ export const eventStore = (db: Db) => ({
    */
   async dispatchState(projectId: string, eventId: string, retentionDays: number) {
     const { condition, values } = byId(projectId, eventId, retentionDays);
-    const { rows } = await db.query<{ type: string; created_at: Date; in_progress: boolean }>(
-      `select e.type, e.created_at,
+    const { rows } = await db.query<{
+      type: string;
+      created_at: Date;
+      ordering_key: string | null;
+      in_progress: boolean;
+    }>(
+      `select e.type, e.created_at, e.ordering_key,
               exists (select 1 from deliveries d
                        where d.project_id = e.project_id and d.event_id = e.id and d.event_created_at = e.created_at
                          and d.kind = 'dispatch' and d.state = 'pending' and d.attempts = 0) as in_progress
@@ -78,26 +108,27 @@ export const eventStore = (db: Db) => ({
   },
 
   /** New deliveries of an existing event to the endpoints subscribed now, in the event's partition. */
-  async replay(projectId: string, event: { id: string; type: string; createdAt: Date }) {
-    const { rows } = await db.query<{ deliveries: number }>(
+  async replay(
+    projectId: string,
+    event: { id: string; type: string; createdAt: Date; orderingKey: string | null },
+  ): Promise<Queued> {
+    const { rows } = await db.query<Queued>(
       `with queued as (
-         insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at, created_at)
-         select $1, uuid_v7_at($4), $2, $4, w.id, 'replay', now(), now()
-           from webhook_endpoints w
+         insert into deliveries (${QUEUED_COLUMNS})
+         select $1, uuid_v7_at($4), $2, $4, w.id, 'replay', now(), now(), l.lane, ${HELD}
+           from webhook_endpoints w cross join lateral (select ${laneOf('$5::text')} as lane) l
           where ${SUBSCRIBED}
-         returning 1
+         returning endpoint_id, lane
        )
-       select count(*)::int as deliveries,
-              case when count(*) > 0 then pg_notify('${DELIVERIES_CHANNEL}', '') end
-         from queued`,
-      [projectId, event.id, event.type, event.createdAt],
+       select ${QUEUED_RESULT} from queued`,
+      [projectId, event.id, event.type, event.createdAt, event.orderingKey],
     );
-    return rows[0]?.deliveries ?? 0;
+    return rows[0] as Queued;
   },
 
   /** A core.webhook.test event with one delivery to that endpoint; false when the project has no such endpoint. */
-  async insertTest(projectId: string, endpointId: string, eventId: string, data: unknown) {
-    const { rows } = await db.query<{ queued: number }>(
+  async insertTest(projectId: string, endpointId: string, eventId: string, data: unknown): Promise<Queued> {
+    const { rows } = await db.query<Queued>(
       `with endpoint as (
          select id from webhook_endpoints where project_id = $1 and id = $2
        ), event as (
@@ -105,16 +136,53 @@ export const eventStore = (db: Db) => ({
          select $1, $3, $5, $4, uuid_time($3) from endpoint
          returning id, created_at
        ), queued as (
-         insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at, created_at)
-         select $1, uuid_v7_at(event.created_at), event.id, event.created_at, $2, 'test', now(), now() from event
-         returning 1
+         insert into deliveries (${QUEUED_COLUMNS})
+         select $1, uuid_v7_at(event.created_at), event.id, event.created_at, w.id, 'test', now(), now(), l.lane, ${HELD}
+           from event, webhook_endpoints w cross join lateral (select ${laneOf('null::text')} as lane) l
+          where w.project_id = $1 and w.id = $2
+         returning endpoint_id, lane
        )
-       select count(*)::int as queued,
-              case when count(*) > 0 then pg_notify('${DELIVERIES_CHANNEL}', '') end
-         from queued`,
+       select ${QUEUED_RESULT} from queued`,
       [projectId, endpointId, eventId, JSON.stringify(data), TEST_EVENT_TYPE],
     );
-    return (rows[0]?.queued ?? 0) > 0;
+    return rows[0] as Queued;
+  },
+
+  /**
+   * Operational events (core.*), many at once, each to the endpoints of its project that take its type:
+   * an endpoint disabled, paused or resumed, a delivery dead. Their lanes are reported per project.
+   */
+  async insertOperational(events: { projectId: string; id: string; type: string; data: unknown }[]) {
+    if (events.length === 0) return [] as Lane[];
+    const { rows } = await db.query<{ lanes: [string, string, string][] }>(
+      `with new as (
+         select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[]) as n(project_id, id, type, data)
+       ), event as (
+         insert into events (project_id, id, type, data, created_at)
+         select project_id, id, type, data, uuid_time(id) from new
+         returning project_id, id, type, created_at
+       ), queued as (
+         insert into deliveries (${QUEUED_COLUMNS})
+         select event.project_id, uuid_v7_at(event.created_at), event.id, event.created_at, w.id, 'dispatch', now(),
+                now(), l.lane, ${HELD}
+           from event
+           join webhook_endpoints w on w.project_id = event.project_id and w.active
+                                   and subscribes(w.event_types, event.type)
+          cross join lateral (select ${laneOf('null::text')} as lane) l
+         returning project_id, endpoint_id, lane
+       )
+       select coalesce(jsonb_agg(distinct jsonb_build_array(project_id, endpoint_id, lane))
+                         filter (where lane is not null), '[]') as lanes,
+              case when count(*) > 0 then pg_notify('${DELIVERIES_CHANNEL}', '') end
+         from queued`,
+      [
+        events.map((e) => e.projectId),
+        events.map((e) => e.id),
+        events.map((e) => e.type),
+        events.map((e) => JSON.stringify(e.data)),
+      ],
+    );
+    return (rows[0]?.lanes ?? []).map(([projectId, endpointId, lane]) => ({ projectId, endpointId, lane }));
   },
 
   /** The event, unless past its project's retention. */

@@ -2,13 +2,15 @@ import { Type } from 'typebox';
 import { EVENT_TYPE } from '../events/schema.ts';
 import { MAX_URL_LENGTH } from './address-policy.ts';
 
-const EVENT_TYPE_PATTERN = `^(\\*|${EVENT_TYPE})$`;
+/** A type, `*`, or a prefix pattern such as `pay.*` or `core.*` (CONTRACT.md, Delivery control). */
+const EVENT_TYPE_PATTERN = `^(\\*|${EVENT_TYPE}|[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.\\*)$`;
 
 export const EventTypesSchema = Type.Array(
   Type.String({
     maxLength: 128,
     pattern: EVENT_TYPE_PATTERN,
-    description: 'a dotted lowercase type, or * for every type',
+    description:
+      'a dotted lowercase type, a prefix pattern such as pay.* (core.* for the platform’s events), or * for every type but core.*',
   }),
   { minItems: 1, maxItems: 50, uniqueItems: true },
 );
@@ -21,19 +23,57 @@ export const CreateEndpointBodySchema = Type.Object(
   { additionalProperties: false },
 );
 
+const RateSchema = Type.Union([Type.Integer({ minimum: 1, maximum: 10_000 }), Type.Null()], {
+  description: 'the most deliveries sent to it per second, across every worker; null for no limit',
+});
+const OrderingSchema = Type.Union([Type.Literal('none'), Type.Literal('endpoint'), Type.Literal('key')], {
+  description:
+    'endpoint: one delivery in flight at a time, in publish order; key: the same per orderingKey of the events',
+});
+
 const endpointFields = {
   id: Type.String({ format: 'uuid' }),
   url: Type.String(),
   eventTypes: Type.Array(Type.String()),
-  active: Type.Boolean(),
+  active: Type.Boolean({
+    description: 'false once disabled (by a 410, a run of dead deliveries, or its owner)',
+  }),
+  paused: Type.Boolean({ description: 'its deliveries are created and held, nothing is sent' }),
+  rateLimitPerSecond: RateSchema,
+  ordering: OrderingSchema,
+  waiting: Type.Integer({ minimum: 0, description: 'its pending deliveries' }),
   hasPreviousSecret: Type.Boolean(),
   createdAt: Type.String({ format: 'date-time' }),
 };
 
 export const WebhookEndpointSchema = Type.Object(endpointFields, { $id: 'WebhookEndpoint' });
 export const WebhookEndpointCreatedSchema = Type.Object(
-  { ...endpointFields, secret: Type.String({ description: 'whsec_…, shown this one time only' }) },
+  {
+    ...endpointFields,
+    secret: Type.String({ description: 'whsec_…, shown this one time only' }),
+    unknownEventTypes: Type.Array(Type.String(), {
+      description: 'the exact eventTypes entries the catalogue does not know (allowed; maybe a typo)',
+    }),
+  },
   { $id: 'WebhookEndpointCreated' },
+);
+
+export const EndpointPatchSchema = Type.Object(
+  {
+    url: Type.Optional(Type.String({ format: 'uri', maxLength: MAX_URL_LENGTH })),
+    eventTypes: Type.Optional(EventTypesSchema),
+    rateLimitPerSecond: Type.Optional(RateSchema),
+    ordering: Type.Optional(OrderingSchema),
+    active: Type.Optional(
+      Type.Boolean({ description: 'true re-enables a disabled endpoint, keeping its secrets' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const CancelledSchema = Type.Object(
+  { cancelled: Type.Integer({ minimum: 0 }) },
+  { $id: 'DeliveriesCancelled' },
 );
 export const WebhookEndpointListSchema = Type.Object(
   { data: Type.Array(Type.Unsafe<unknown>({ $ref: 'WebhookEndpoint#' })) },

@@ -2,18 +2,34 @@
 // plus a previous one while a rotation is under way (secrets.ts makes and seals them).
 import { randomUUID } from 'node:crypto';
 import type { Audit } from '../audit/store.ts';
+import type { CapabilityRegistry } from '../capabilities.ts';
+import { eventCatalogue } from '../catalogue/service.ts';
 import type { Keyring } from '../crypto.ts';
 import type { Db } from '../db/database.ts';
+import { holdForPause, lockLanes, relane } from '../delivery/lanes.ts';
+import { forgetSlots } from '../delivery/pacing.ts';
 import { notFound, PlatformError } from '../errors.ts';
+import { emitOperational } from '../events/operational.ts';
 import { checkWebhookUrl, type UrlCheckOptions } from './address-policy.ts';
 import { newSecret } from './secrets.ts';
-import { cancelPending, ENDPOINTS_PER_PROJECT, type EndpointRow, endpointStore } from './store.ts';
+import {
+  cancelPending,
+  ENDPOINTS_PER_PROJECT,
+  type EndpointChange,
+  type EndpointRow,
+  endpointStore,
+} from './store.ts';
 
 export interface WebhookEndpoint {
   id: string;
   url: string;
   eventTypes: string[];
   active: boolean;
+  paused: boolean;
+  rateLimitPerSecond: number | null;
+  ordering: 'none' | 'endpoint' | 'key';
+  /** its pending deliveries */
+  waiting: number;
   hasPreviousSecret: boolean;
   createdAt: string;
 }
@@ -23,6 +39,10 @@ const toRecord = (row: EndpointRow): WebhookEndpoint => ({
   url: row.url,
   eventTypes: row.event_types,
   active: row.active,
+  paused: row.paused,
+  rateLimitPerSecond: row.rate_limit_per_second,
+  ordering: row.ordering,
+  waiting: row.waiting,
   hasPreviousSecret: row.has_previous_secret,
   createdAt: row.created_at.toISOString(),
 });
@@ -31,6 +51,8 @@ export interface EndpointDeps {
   keyring: Keyring;
   /** where webhooks may go: see address-policy.ts */
   addresses: UrlCheckOptions;
+  /** the registry's event types, for the catalogue */
+  registry: CapabilityRegistry;
 }
 
 export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
@@ -59,10 +81,61 @@ export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
         target: { type: 'endpoint', id },
         fields: ['url', 'eventTypes'],
       });
-      return { ...toRecord(row), secret: secret.clear };
+      const unknownEventTypes = await eventCatalogue(db, deps.registry).unknown(projectId, input.eventTypes);
+      return { ...toRecord(row), secret: secret.clear, unknownEventTypes };
     },
 
     list: async (projectId: string) => (await store.list(projectId)).map(toRecord),
+
+    async get(projectId: string, id: string) {
+      const row = await store.get(projectId, id);
+      if (!row) throw notFound('webhook endpoint');
+      return toRecord(row);
+    },
+
+    /**
+     * A merge patch of url (checked like a create's, before the first statement), eventTypes, rate,
+     * ordering and active. Disabling cancels what is pending; a new ordering re-lanes it; a new rate frees
+     * the slots the old one reserved.
+     */
+    async update(projectId: string, id: string, change: EndpointChange, audit: Audit) {
+      if (change.url !== undefined) await requireAllowedUrl(change.url, deps.addresses);
+      await lockLanes(db, [id]);
+      const before = await store.update(projectId, id, change);
+      if (!before) throw notFound('webhook endpoint');
+      if (before.was_active && change.active === false) {
+        await cancelPending(db, projectId, id, 'endpoint disabled by its owner');
+      }
+      if (change.ordering !== undefined && change.ordering !== before.was_ordering) {
+        await relane(db, projectId, id);
+      }
+      if (change.rateLimitPerSecond !== undefined) await forgetSlots(db, projectId, id);
+      const fields = Object.keys(change);
+      if (fields.length > 0) {
+        audit({ action: 'endpoint.updated', projectId, target: { type: 'endpoint', id }, fields });
+      }
+      return this.get(projectId, id);
+    },
+
+    /** Pauses or resumes: deliveries go on being created; a paused endpoint's are held, not sent. */
+    async setPaused(projectId: string, id: string, paused: boolean, audit: Audit) {
+      await lockLanes(db, [id]);
+      const row = await store.setPaused(projectId, id, paused);
+      if (!row) throw notFound('webhook endpoint');
+      if (!row.changed) return toRecord(row);
+      await holdForPause(db, projectId, id, paused);
+      const type = paused ? 'core.endpoint.paused' : 'core.endpoint.resumed';
+      const reason = paused ? 'paused by its owner' : 'resumed by its owner';
+      await emitOperational(db, [{ projectId, type, data: { endpointId: id, reason } }]);
+      audit({ action: 'endpoint.updated', projectId, target: { type: 'endpoint', id }, fields: ['paused'] });
+      return this.get(projectId, id);
+    },
+
+    /** Cancels the endpoint's pending deliveries (their history stays); how many. */
+    async cancelPending(projectId: string, id: string) {
+      if (!(await store.get(projectId, id))) throw notFound('webhook endpoint');
+      return { cancelled: await cancelPending(db, projectId, id, 'cancelled by the endpoint’s owner') };
+    },
 
     /** Deletes the endpoint and its secrets; its pending deliveries are cancelled (their history stays). */
     async delete(projectId: string, id: string, audit: Audit) {

@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.ts';
-import { DELIVERIES_CHANNEL } from '../events/store.ts';
+import { DELIVERIES_CHANNEL } from '../delivery/channel.ts';
+import { lockLanes } from '../delivery/lanes.ts';
 
 export const ENDPOINTS_PER_PROJECT = 20;
 
@@ -8,11 +9,29 @@ export interface EndpointRow {
   url: string;
   event_types: string[];
   active: boolean;
+  paused: boolean;
+  rate_limit_per_second: number | null;
+  ordering: 'none' | 'endpoint' | 'key';
+  waiting: number;
   has_previous_secret: boolean;
   created_at: Date;
 }
 
-const RECORD = `id, url, event_types, active, previous_secret is not null as has_previous_secret, created_at`;
+/** An endpoint's record, with how many of its deliveries are pending (the deliveries_pending index). */
+const RECORD = `id, url, event_types, active, paused, rate_limit_per_second, ordering,
+  (select count(*)::int from deliveries d
+    where d.project_id = webhook_endpoints.project_id and d.endpoint_id = webhook_endpoints.id
+      and d.state = 'pending') as waiting,
+  previous_secret is not null as has_previous_secret, created_at`;
+
+/** What a PATCH may change (CONTRACT.md, Delivery control). */
+export interface EndpointChange {
+  url?: string;
+  eventTypes?: string[];
+  rateLimitPerSecond?: number | null;
+  ordering?: 'none' | 'endpoint' | 'key';
+  active?: boolean;
+}
 
 export const endpointStore = (db: Db) => ({
   /**
@@ -42,6 +61,59 @@ export const endpointStore = (db: Db) => ({
         ENDPOINTS_PER_PROJECT,
       ],
     });
+    return rows[0];
+  },
+
+  async get(projectId: string, id: string) {
+    const { rows } = await db.query<EndpointRow>(
+      `select ${RECORD} from webhook_endpoints where project_id = $1 and id = $2`,
+      [projectId, id],
+    );
+    return rows[0];
+  },
+
+  /**
+   * Applies a change (locking the row); the record after it, and what it was before (undefined when the
+   * project has no such endpoint). A new rate starts afresh; re-enabling forgets the run of dead deliveries.
+   */
+  async update(projectId: string, id: string, change: EndpointChange) {
+    const { rows } = await db.query<EndpointRow & { was_active: boolean; was_ordering: string }>(
+      `update webhook_endpoints
+          set url = coalesce($3, url),
+              event_types = coalesce($4, event_types),
+              rate_limit_per_second = case when $5 then $6 else rate_limit_per_second end,
+              rate_next_at = case when $5 then null else rate_next_at end,
+              ordering = coalesce($7, ordering),
+              active = coalesce($8, active),
+              dead_streak = case when $8 and not active then 0 else dead_streak end
+         from (select active as was_active, ordering as was_ordering from webhook_endpoints
+                where project_id = $1 and id = $2 for update) as before
+        where project_id = $1 and id = $2
+       returning ${RECORD}, before.was_active, before.was_ordering`,
+      [
+        projectId,
+        id,
+        change.url ?? null,
+        change.eventTypes ?? null,
+        change.rateLimitPerSecond !== undefined,
+        change.rateLimitPerSecond ?? null,
+        change.ordering ?? null,
+        change.active ?? null,
+      ],
+    );
+    return rows[0];
+  },
+
+  /** Pauses or resumes; the record, and whether it changed. */
+  async setPaused(projectId: string, id: string, paused: boolean) {
+    const { rows } = await db.query<EndpointRow & { changed: boolean }>(
+      `update webhook_endpoints set paused = $3
+         from (select paused <> $3 as changed from webhook_endpoints
+                where project_id = $1 and id = $2 for update) as before
+        where project_id = $1 and id = $2
+       returning ${RECORD}, before.changed`,
+      [projectId, id, paused],
+    );
     return rows[0];
   },
 
@@ -98,7 +170,8 @@ export const endpointStore = (db: Db) => ({
  * Cancels an endpoint's pending deliveries, held by a worker or not, and tells every worker to drop the
  * ones it holds (NOTIFY with the endpoint's id, sent at commit). The lease token stays, so that an attempt
  * in flight is still recorded when it ends (deliveryStore.complete). The one way an endpoint's deliveries are
- * cancelled: on deletion and when a 410 disables it.
+ * cancelled: by its owner, on deletion, and when it is disabled. Takes the endpoint's lane lock (lanes.ts).
+ * How many it cancelled.
  */
 export async function cancelPending(
   db: Db,
@@ -107,13 +180,22 @@ export async function cancelPending(
   reason: string,
   except: string | null = null,
 ) {
-  await db.query(
+  await lockLanes(db, [endpointId]);
+  const { rows } = await db.query<{ cancelled: number }>(
     `with cancelled as (
-       update deliveries set state = 'cancelled', lease_until = null, last_error = $3
+       update deliveries set state = 'cancelled', lease_until = null, held = null, last_error = $3
         where project_id = $1 and endpoint_id = $2 and state = 'pending' and id is distinct from $4
        returning 1
      )
-     select pg_notify('${DELIVERIES_CHANNEL}', $2::text) from (select 1 from cancelled limit 1) as any_cancelled`,
+     select count(*)::int as cancelled,
+            case when count(*) > 0 then pg_notify('${DELIVERIES_CHANNEL}', $2::text) end
+       from cancelled`,
     [projectId, endpointId, reason, except],
   );
+  return rows[0]?.cancelled ?? 0;
+}
+
+/** Tells every worker to let go of what it holds of the endpoint and has not sent (it was paused). */
+export async function releaseHeld(db: Db, endpointId: string) {
+  await db.query(`select pg_notify('${DELIVERIES_CHANNEL}', $1::text)`, [endpointId]);
 }

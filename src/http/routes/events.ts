@@ -2,6 +2,7 @@
 // replaying it, and the test event of an endpoint; plus an endpoint's delivery history.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
+import { eventCatalogue } from '../../catalogue/service.ts';
 import type { Context } from '../../context.ts';
 import { deliveryHistory } from '../../delivery/history.ts';
 import { notFound } from '../../errors.ts';
@@ -38,7 +39,14 @@ export const eventRoutes =
     const events = (request: FastifyRequest) => {
       const { tx, ...hooks } = writeScope(request);
       const wake = () => context.signals.emit('deliveries');
-      return eventService(tx, { ...context, ...hooks, retentionDays: context.config.retentionDays, wake });
+      const catalogue = eventCatalogue(context.db, context.registry);
+      return eventService(tx, {
+        ...context,
+        ...hooks,
+        retentionDays: context.config.retentionDays,
+        wake,
+        checkData: catalogue.check,
+      });
     };
 
     app.post(

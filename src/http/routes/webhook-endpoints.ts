@@ -3,7 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
 import {
+  CancelledSchema,
   CreateEndpointBodySchema,
+  EndpointPatchSchema,
   IdParamsSchema,
   WebhookEndpointCreatedSchema,
   WebhookEndpointListSchema,
@@ -24,12 +26,14 @@ export const webhookEndpointRoutes =
       WebhookEndpointCreatedSchema,
       WebhookEndpointListSchema,
       WebhookSecretRotatedSchema,
+      CancelledSchema,
     ]) {
       app.addSchema(schema);
     }
     const deps = {
       keyring: context.keyring,
       addresses: { allowPrivate: context.config.webhookAllowPrivate, resolve: context.resolve },
+      registry: context.registry,
     };
     const service = (request: FastifyRequest) => webhookEndpointService(transactionOf(request), deps);
     const write = { access: 'webhooks:write' as const };
@@ -66,6 +70,73 @@ export const webhookEndpointRoutes =
       async (request) => ({
         data: await webhookEndpointService(context.db, deps).list(projectIdOf(request)),
       }),
+    );
+
+    app.get(
+      '/core/v1/webhook-endpoints/:id',
+      {
+        config: { access: 'webhooks:read' },
+        schema: {
+          summary: 'An endpoint: its state (active, paused), rate, ordering and waiting deliveries',
+          tags: TAGS,
+          params: IdParamsSchema,
+          response: { 200: ref('WebhookEndpoint'), ...errorResponses(403, 404) },
+        },
+      },
+      async (request) =>
+        webhookEndpointService(context.db, deps).get(projectIdOf(request), request.params.id),
+    );
+
+    app.patch(
+      '/core/v1/webhook-endpoints/:id',
+      {
+        config: write,
+        schema: {
+          ...byId,
+          summary: 'Change an endpoint with a JSON merge patch (application/merge-patch+json)',
+          description:
+            'url (the address policy applies), eventTypes, rateLimitPerSecond, ordering, active. ' +
+            'active: true re-enables a disabled endpoint with its secrets; false disables it and cancels what is pending.',
+          body: EndpointPatchSchema,
+          response: { 200: ref('WebhookEndpoint'), ...errorResponses(400, 403, 404, 409, 413, 415, 422) },
+        },
+      },
+      async (request) =>
+        service(request).update(projectIdOf(request), request.params.id, request.body, auditOf(request)),
+    );
+
+    for (const [action, paused] of [
+      ['pause', true],
+      ['resume', false],
+    ] as const) {
+      app.post(
+        `/core/v1/webhook-endpoints/:id/${action}`,
+        {
+          config: write,
+          schema: {
+            ...byId,
+            summary: paused
+              ? 'Pause an endpoint: its deliveries are created and held, nothing is sent'
+              : 'Resume a paused endpoint: what it held goes out, oldest first',
+            response: { 200: ref('WebhookEndpoint'), ...errorResponses(400, 403, 404, 409, 422) },
+          },
+        },
+        async (request) =>
+          service(request).setPaused(projectIdOf(request), request.params.id, paused, auditOf(request)),
+      );
+    }
+
+    app.post(
+      '/core/v1/webhook-endpoints/:id/cancel-pending',
+      {
+        config: write,
+        schema: {
+          ...byId,
+          summary: 'Cancel the endpoint’s pending deliveries (their history stays)',
+          response: { 200: ref('DeliveriesCancelled'), ...errorResponses(400, 403, 404, 409, 422) },
+        },
+      },
+      async (request) => service(request).cancelPending(projectIdOf(request), request.params.id),
     );
 
     app.delete(

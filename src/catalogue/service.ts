@@ -1,0 +1,114 @@
+// The event-type catalogue: the types a project declares (name, description, an optional JSON Schema of
+// `data`, an example), and the platform's own, declared by the capabilities in the registry. A type with
+// a schema has its data checked on publish. The platform's namespace (`core.`) and the types of other
+// capabilities are theirs: a project cannot declare them.
+import type { CapabilityRegistry } from '../capabilities.ts';
+import type { Db } from '../db/database.ts';
+import { notFound, PlatformError } from '../errors.ts';
+import { EVENT_TYPE } from '../events/schema.ts';
+import { EVENT_TYPES_PER_PROJECT, type EventTypeRow, eventTypeStore } from './store.ts';
+import { requireValid, validatorOf } from './validation.ts';
+
+const EVENT_TYPE_NAME = new RegExp(`^${EVENT_TYPE}$`);
+
+export interface EventType {
+  name: string;
+  description: string;
+  schema: object | null;
+  example: object | null;
+  source: 'project' | 'platform';
+  subscribers: number;
+  createdAt: string | null;
+}
+
+export interface EventTypeInput {
+  description: string;
+  schema?: object | null;
+  example?: object | null;
+}
+
+export const eventCatalogue = (db: Db, registry: CapabilityRegistry) => {
+  const store = eventTypeStore(db);
+  const platformType = (name: string) => registry.eventTypes().find((t) => t.name === name);
+
+  return {
+    async put(projectId: string, name: string, input: EventTypeInput): Promise<EventType> {
+      if (!EVENT_TYPE_NAME.test(name) || name.length > 128) {
+        const detail = 'a dotted lowercase name such as pay.payment.succeeded, at most 128 characters';
+        throw new PlatformError('VALIDATION_FAILED', detail, { errors: [{ parameter: 'name', detail }] });
+      }
+      if (name.startsWith('core.') || platformType(name)) {
+        const detail = `${name} is declared by the platform`;
+        throw new PlatformError('VALIDATION_FAILED', detail, { errors: [{ parameter: 'name', detail }] });
+      }
+      const schema = input.schema ?? null;
+      const example = input.example ?? null;
+      if (schema) {
+        validatorOf(schema);
+        if (example) requireValid(schema, example, '/example', 'the example');
+      }
+      const row = await store.put(projectId, { name, description: input.description, schema, example });
+      if (!row) {
+        throw new PlatformError(
+          'EVENT_TYPE_LIMIT_REACHED',
+          `a project can declare at most ${EVENT_TYPES_PER_PROJECT} event types`,
+        );
+      }
+      const subscribers = await store.subscribers(projectId, [name]);
+      return toRecord(row, 'project', subscribers.get(name) ?? 0);
+    },
+
+    /** The platform's types and the project's, by name, with how many active endpoints take each. */
+    async list(projectId: string): Promise<EventType[]> {
+      const own = await store.list(projectId);
+      const platform = registry.eventTypes().map(
+        (t): EventTypeRow => ({
+          name: t.name,
+          description: t.description,
+          schema: t.schema ?? null,
+          example: t.example ?? null,
+          created_at: null,
+        }),
+      );
+      const names = [...platform, ...own].map((t) => t.name);
+      const subscribers = await store.subscribers(projectId, names);
+      return [
+        ...platform.map((t) => toRecord(t, 'platform', subscribers.get(t.name) ?? 0)),
+        ...own.map((t) => toRecord(t, 'project', subscribers.get(t.name) ?? 0)),
+      ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    },
+
+    async delete(projectId: string, name: string) {
+      if (!(await store.delete(projectId, name))) throw notFound('event type');
+    },
+
+    /** Checks an event's data against its type's schema, the platform's or the project's, if it has one. */
+    async check(projectId: string, type: string, data: object) {
+      const schema = platformType(type)?.schema ?? (await store.schemaOf(projectId, type));
+      if (schema) requireValid(schema, data, '/data', 'the data');
+    },
+
+    /** The exact types among these entries that the catalogue does not know (patterns are not checked). */
+    async unknown(projectId: string, entries: string[]) {
+      const exact = entries.filter((e) => e !== '*' && !e.endsWith('.*'));
+      if (exact.length === 0) return [];
+      const known = new Set([
+        ...registry.eventTypes().map((t) => t.name),
+        ...(await store.list(projectId)).map((t) => t.name),
+      ]);
+      return exact.filter((e) => !known.has(e));
+    },
+  };
+};
+
+function toRecord(row: EventTypeRow, source: EventType['source'], subscribers: number): EventType {
+  return {
+    name: row.name,
+    description: row.description,
+    schema: row.schema,
+    example: row.example,
+    source,
+    subscribers,
+    createdAt: row.created_at ? row.created_at.toISOString() : null,
+  };
+}

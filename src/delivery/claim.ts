@@ -1,0 +1,299 @@
+// The claim: one transaction that takes due deliveries from the queue (`for update skip locked`, so
+// workers never wait on each other), decides what becomes of each, and leases the ones to send.
+//
+//   1. the due deliveries, in due order, with their endpoint's state;
+//   2. behind each head of an ordered lane, the run of deliveries that follow it (lanes.ts), leased with it
+//      so that one worker sends them one at a time;
+//   3. for rate-limited endpoints, their send slots (pacing.ts), under the endpoint row's lock;
+//   4. a delivery whose endpoint is gone or disabled is cancelled; one whose endpoint is paused is held;
+//   5. the rest are leased (an expired lease is due again: a crashed worker loses nothing) and returned with
+//      everything the send needs (event, address, sealed secrets), grouped in runs.
+import type { Database, Db } from '../db/database.ts';
+import { LANE_LOCK } from './lanes.ts';
+import { type Paced, pace } from './pacing.ts';
+
+/** How many deliveries of an ordered lane one claim may lease behind its head. */
+const RUN_LENGTH = 100;
+
+export interface ClaimedDelivery {
+  project_id: string;
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  /** its ordered lane, or null */
+  lane: string | null;
+  /** attempts made before this one */
+  attempts: number;
+  type: string;
+  /** the payload as JSON text, spliced into the body as is (no parse and re-serialise per delivery) */
+  data: string;
+  event_created_at: Date;
+  url: string;
+  active_secret: Buffer;
+  previous_secret: Buffer | null;
+  /** when to send it (epoch ms, the database's clock): now, or its slot under its endpoint's rate */
+  send_at: number;
+}
+
+/** Deliveries to send one after the other, by one worker: a lane's head and the run behind it, or one. */
+export interface Run {
+  endpointId: string;
+  deliveries: ClaimedDelivery[];
+  /** the database's time at the claim (epoch ms), against which send_at is read */
+  claimedAt: number;
+}
+
+interface Due {
+  project_id: string;
+  id: string;
+  event_created_at: Date;
+  endpoint_id: string;
+  lane: string | null;
+  seq: string;
+  throttled: boolean;
+  held: string | null;
+  lease_until: Date | null;
+  due_at: number;
+  found: boolean;
+  active: boolean | null;
+  paused: boolean | null;
+  rate: number | null;
+  now: number;
+  head_id?: string;
+}
+
+/** A delivery leased to be sent at `at`, or pushed to its slot `at` (epoch seconds). */
+type Action = { due: Due; action: 'claim' | 'push'; at: number };
+
+export async function claim(
+  db: Database,
+  options: { limit: number; leaseSeconds: number; token: string; leftOut: string[] },
+): Promise<{ runs: Run[]; due: number }> {
+  return db.transaction(async (tx) => {
+    const due = await dueDeliveries(tx, options.limit, options.leftOut);
+    if (due.length === 0) return { runs: [], due: 0 };
+    const now = due[0]?.now as number;
+    const cancel = due.filter((d) => !d.found || !d.active);
+    const paused = due.filter((d) => d.found && d.active && d.paused);
+    const heads = due.filter((d) => d.found && d.active && !d.paused);
+    const runs = await runsBehind(tx, heads);
+    const actions = await paceRuns(tx, runs, now);
+    if (paused.length > 0) await holdPaused(tx, paused);
+    const claimed = await apply(tx, actions, cancel, options);
+    const byId = new Map(claimed.map((c) => [c.id, c]));
+    const leased = runs
+      .map((run) => run.flatMap((d) => byId.get(d.id) ?? []))
+      .filter((deliveries) => deliveries.length > 0)
+      .map((deliveries) => ({
+        endpointId: deliveries[0]?.endpoint_id as string,
+        deliveries,
+        claimedAt: now * 1000,
+      }));
+    return { runs: leased, due: due.length };
+  });
+}
+
+async function dueDeliveries(tx: Db, limit: number, leftOut: string[]) {
+  const { rows } = await tx.query<Due>({
+    name: 'delivery-due',
+    text: `select d.project_id, d.id, d.event_created_at, d.endpoint_id, d.lane, d.seq, d.throttled, d.held,
+                  d.lease_until, extract(epoch from d.next_attempt_at)::float8 as due_at,
+                  w.id is not null as found, w.active, w.paused, w.rate_limit_per_second as rate,
+                  extract(epoch from now())::float8 as now
+             from deliveries d
+             left join webhook_endpoints w on w.project_id = d.project_id and w.id = d.endpoint_id
+            where d.state = 'pending' and d.held is null and d.next_attempt_at <= now()
+              and (d.lease_until is null or d.lease_until < now())
+              and d.endpoint_id <> all ($2::uuid[])
+            order by d.next_attempt_at
+            limit $1
+            for update of d skip locked`,
+    values: [limit, leftOut],
+  });
+  return rows;
+}
+
+/**
+ * Each head with the run behind it in its lane: the deliveries that follow it in order, held for it, due
+ * and not leased. Locked without waiting (another transaction may be cancelling or re-laning them): if
+ * any is taken, every head goes alone this time.
+ */
+async function runsBehind(tx: Db, heads: Due[]): Promise<Due[][]> {
+  const laned = heads.filter((h) => h.lane !== null);
+  if (laned.length === 0) return heads.map((h) => [h]);
+  let followers: Due[] = [];
+  await tx.query('savepoint run');
+  try {
+    const { rows } = await tx.query<Due>(
+      `select f.*, h.head_id
+         from unnest($1::uuid[], $2::uuid[], $3::text[], $4::bigint[], $5::uuid[])
+              as h(project_id, endpoint_id, lane, seq, head_id)
+        cross join lateral (
+          select d.project_id, d.id, d.event_created_at, d.endpoint_id, d.lane, d.seq, d.throttled, d.held,
+                 d.lease_until, extract(epoch from d.next_attempt_at)::float8 as due_at
+            from deliveries d
+           where d.project_id = h.project_id and d.endpoint_id = h.endpoint_id and d.lane = h.lane
+             and d.state = 'pending' and d.seq > h.seq
+           order by d.seq
+           limit $6
+             for update nowait) f
+        order by f.seq`,
+      [
+        laned.map((h) => h.project_id),
+        laned.map((h) => h.endpoint_id),
+        laned.map((h) => h.lane),
+        laned.map((h) => h.seq),
+        laned.map((h) => h.id),
+        RUN_LENGTH,
+      ],
+    );
+    followers = rows;
+    await tx.query('release savepoint run');
+  } catch (error) {
+    if ((error as { code?: string }).code !== '55P03') throw error;
+    await tx.query('rollback to savepoint run');
+  }
+  const now = heads[0]?.now ?? 0;
+  return heads.map((head) => {
+    const run = [head];
+    for (const f of followers.filter((f) => f.head_id === head.id)) {
+      // The run stops at the first that is not simply waiting its turn.
+      const free = f.lease_until === null || f.lease_until.getTime() < now * 1000;
+      if (f.held !== 'ordered' || !free || f.due_at > now) break;
+      run.push({ ...head, ...f });
+    }
+    return run;
+  });
+}
+
+/**
+ * What becomes of each delivery of the runs: claimed to be sent now (or at its slot), or pushed to its
+ * slot; the rate-limited endpoints' next free slots are written with the leases (apply).
+ */
+async function paceRuns(tx: Db, runs: Due[][], now: number) {
+  const actions: Action[] = [];
+  const limited = new Map<string, Due[][]>();
+  for (const run of runs) {
+    const head = run[0] as Due;
+    if (head.rate === null) for (const due of run) actions.push({ due, action: 'claim', at: now });
+    else limited.set(head.endpoint_id, [...(limited.get(head.endpoint_id) ?? []), run]);
+  }
+  if (limited.size === 0) return { actions, slots: [] };
+  // An endpoint another claim is pacing right now is left to it: its deliveries stay in the queue.
+  const { rows } = await tx.query<{ project_id: string; id: string; next_free: number | null }>(
+    `select project_id, id, extract(epoch from rate_next_at)::float8 as next_free from webhook_endpoints
+      where (project_id, id) in (select * from unnest($1::uuid[], $2::uuid[]))
+      order by id
+        for no key update skip locked`,
+    [[...limited.values()].map((runs) => runs[0]?.[0]?.project_id), [...limited.keys()]],
+  );
+  const slots: { project_id: string; id: string; next_free: number }[] = [];
+  for (const endpoint of rows) {
+    const runsOf = limited.get(endpoint.id) ?? [];
+    const flat = runsOf.flatMap((run) => run.map((due, i) => ({ due, follower: i > 0 })));
+    const rate = flat[0]?.due.rate as number;
+    const { paced, nextFree } = pace(
+      flat.map(({ due, follower }) => ({ throttled: due.throttled, dueAt: due.due_at, follower })),
+      rate,
+      endpoint.next_free,
+      now,
+    );
+    flat.forEach(({ due }, i) => {
+      const p = paced[i] as Paced;
+      if (p.sendAt !== undefined) actions.push({ due, action: 'claim', at: p.sendAt });
+      else if (p.pushTo !== undefined) actions.push({ due, action: 'push', at: p.pushTo });
+    });
+    slots.push({ project_id: endpoint.project_id, id: endpoint.id, next_free: nextFree });
+  }
+  return { actions, slots };
+}
+
+/**
+ * Holds the queued deliveries of paused endpoints (their pause missed them: they were in flight or being
+ * created). Only under the endpoint's lane lock, taken without waiting, and on a fresh read of the pause,
+ * so that a resume that has just committed is seen; an endpoint whose lock is busy is left for later.
+ */
+async function holdPaused(tx: Db, paused: Due[]) {
+  const { rows } = await tx.query<{ endpoint_id: string }>(
+    `select endpoint_id from unnest($1::uuid[]) as e(endpoint_id)
+      where pg_try_advisory_xact_lock(${LANE_LOCK}, hashtext(endpoint_id::text))`,
+    [[...new Set(paused.map((d) => d.endpoint_id))]],
+  );
+  if (rows.length === 0) return;
+  const locked = new Set(rows.map((r) => r.endpoint_id));
+  const mine = paused.filter((d) => locked.has(d.endpoint_id));
+  await tx.query(
+    `update deliveries d set held = 'paused'
+       from webhook_endpoints w
+      where (d.project_id, d.id, d.event_created_at) in
+              (select * from unnest($1::uuid[], $2::uuid[], $3::timestamptz[]))
+        and w.project_id = d.project_id and w.id = d.endpoint_id and w.paused`,
+    [mine.map((d) => d.project_id), mine.map((d) => d.id), mine.map((d) => d.event_created_at)],
+  );
+}
+
+/** Cancels, pushes and leases in one statement; the leased deliveries with what their sends need. */
+async function apply(
+  tx: Db,
+  { actions, slots }: Awaited<ReturnType<typeof paceRuns>>,
+  cancel: Due[],
+  options: { leaseSeconds: number; token: string },
+) {
+  const rows = [
+    ...actions.map((a) => ({ ...a.due, action: a.action, at: a.at, reason: null as string | null })),
+    ...cancel.map((d) => ({
+      ...d,
+      action: 'cancel',
+      at: 0,
+      reason: d.found ? 'endpoint disabled' : 'endpoint deleted',
+    })),
+  ];
+  const column = <K extends keyof (typeof rows)[number]>(key: K) => rows.map((r) => r[key]);
+  const { rows: claimed } = await tx.query<ClaimedDelivery>({
+    name: 'delivery-claim',
+    text: `with r as (
+       select * from unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::text[], $5::float8[], $6::text[])
+         as r(project_id, id, event_created_at, action, at, reason)
+     ), paced as (
+       update webhook_endpoints w set rate_next_at = to_timestamp(s.next_free)
+         from unnest($9::uuid[], $10::uuid[], $11::float8[]) as s(project_id, id, next_free)
+        where w.project_id = s.project_id and w.id = s.id
+     ), cancelled as (
+       update deliveries d set state = 'cancelled', lease_until = null, lease_token = null, last_error = r.reason
+         from r
+        where d.project_id = r.project_id and d.id = r.id and d.event_created_at = r.event_created_at
+          and r.action = 'cancel'
+     ), pushed as (
+       update deliveries d set next_attempt_at = to_timestamp(r.at), throttled = true
+         from r
+        where d.project_id = r.project_id and d.id = r.id and d.event_created_at = r.event_created_at
+          and r.action = 'push'
+     ), claimed as (
+       update deliveries d
+          set lease_until = now() + make_interval(secs => $7), lease_token = $8, throttled = false
+         from r
+        where d.project_id = r.project_id and d.id = r.id and d.event_created_at = r.event_created_at
+          and r.action = 'claim'
+       returning d.project_id, d.id, d.event_id, d.event_created_at, d.endpoint_id, d.lane, d.attempts,
+                 (r.at * 1000)::float8 as send_at
+     )
+     select c.*, e.type, e.data::text as data, w.url, w.active_secret, w.previous_secret
+       from claimed c
+       join events e on e.project_id = c.project_id and e.id = c.event_id and e.created_at = c.event_created_at
+       join webhook_endpoints w on w.project_id = c.project_id and w.id = c.endpoint_id`,
+    values: [
+      column('project_id'),
+      column('id'),
+      column('event_created_at'),
+      column('action'),
+      column('at'),
+      column('reason'),
+      options.leaseSeconds,
+      options.token,
+      slots.map((s) => s.project_id),
+      slots.map((s) => s.id),
+      slots.map((s) => s.next_free),
+    ],
+  });
+  return claimed;
+}

@@ -1,0 +1,78 @@
+// The platform's own events (core.*): sent to a project's endpoints that ask for them (by name, `core.*`
+// or another prefix; never by `*`), so that the owner of an endpoint learns when it was disabled, paused
+// or resumed, or a delivery died. Each is written in the transaction of what it reports.
+import type { EventTypeDeclaration } from '../capabilities.ts';
+import type { Db } from '../db/database.ts';
+import { lockLanes, promote } from '../delivery/lanes.ts';
+import { newId } from '../history/ids.ts';
+import { eventStore, TEST_EVENT_TYPE } from './store.ts';
+
+export type OperationalType =
+  | 'core.endpoint.disabled'
+  | 'core.endpoint.paused'
+  | 'core.endpoint.resumed'
+  | 'core.delivery.dead';
+
+export interface OperationalEvent {
+  projectId: string;
+  type: OperationalType;
+  data: { endpointId: string; deliveryId?: string; eventId?: string; reason: string };
+}
+
+const uuid = { type: 'string', format: 'uuid' };
+const dataSchema = (required: string[]) => ({
+  type: 'object',
+  properties: { endpointId: uuid, deliveryId: uuid, eventId: uuid, reason: { type: 'string' } },
+  required: ['endpointId', 'reason', ...required],
+});
+const ENDPOINT = '0193b0a4-1e0a-7c1e-9d6e-2f4b8a1c3d5e';
+const DELIVERY = '0193b0a4-1e0b-7a2b-8c3d-4e5f6a7b8c9d';
+const EVENT = '0193b0a4-1e0b-7d4e-9f10-a1b2c3d4e5f6';
+
+/** What Core declares in the catalogue: the operational events and the test event. */
+export const CORE_EVENT_TYPES: EventTypeDeclaration[] = [
+  {
+    name: 'core.endpoint.disabled',
+    description:
+      'An endpoint was disabled: it answered 410 Gone, or its deliveries died too many times in a row. Nothing is sent to it until it is re-enabled (PATCH active: true).',
+    schema: dataSchema([]),
+    example: { endpointId: ENDPOINT, reason: 'the endpoint answered 410 Gone' },
+  },
+  {
+    name: 'core.endpoint.paused',
+    description: 'An endpoint was paused: its deliveries are created and held, nothing is sent.',
+    schema: dataSchema([]),
+    example: { endpointId: ENDPOINT, reason: 'paused' },
+  },
+  {
+    name: 'core.endpoint.resumed',
+    description: 'A paused endpoint was resumed: what it held goes out, oldest first.',
+    schema: dataSchema([]),
+    example: { endpointId: ENDPOINT, reason: 'resumed' },
+  },
+  {
+    name: 'core.delivery.dead',
+    description:
+      'A delivery died: every attempt failed, or the endpoint answered 410. Recover it with a retry or a bulk recovery.',
+    schema: dataSchema(['deliveryId', 'eventId']),
+    example: { endpointId: ENDPOINT, deliveryId: DELIVERY, eventId: EVENT, reason: 'HTTP 500' },
+  },
+  {
+    name: TEST_EVENT_TYPE,
+    description: 'A test event, sent to one endpoint when asked (POST …/test), whatever it subscribes to.',
+    schema: { type: 'object', properties: { message: { type: 'string' }, endpointId: uuid } },
+    example: { message: 'A test event from platform-core', endpointId: ENDPOINT },
+  },
+];
+
+/** Writes operational events and their deliveries in the caller's transaction (their lanes settled). */
+export async function emitOperational(db: Db, events: OperationalEvent[], now = new Date()) {
+  if (events.length === 0) return;
+  const lanes = await eventStore(db).insertOperational(events.map((event) => ({ ...event, id: newId(now) })));
+  if (lanes.length === 0) return;
+  await lockLanes(
+    db,
+    lanes.map((lane) => lane.endpointId),
+  );
+  await promote(db, lanes);
+}

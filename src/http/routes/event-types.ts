@@ -1,0 +1,80 @@
+// The event-type catalogue (CONTRACT.md, Delivery control): what a project emits, with the schemas its
+// events' data are checked against.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import {
+  EventTypeListSchema,
+  EventTypeParamsSchema,
+  EventTypeRecordSchema,
+  PutEventTypeBodySchema,
+} from '../../catalogue/schema.ts';
+import { eventCatalogue } from '../../catalogue/service.ts';
+import type { Context } from '../../context.ts';
+import { errorResponses } from '../problems.ts';
+import { IdempotencyHeaders, projectIdOf, ref, transactionOf } from './common.ts';
+
+const TAGS = ['event-types'];
+
+export const eventTypeRoutes =
+  (context: Context): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.addSchema(EventTypeRecordSchema);
+    app.addSchema(EventTypeListSchema);
+    const write = { access: 'events:write' as const };
+    const byName = { headers: IdempotencyHeaders, params: EventTypeParamsSchema, tags: TAGS };
+
+    app.get(
+      '/core/v1/event-types',
+      {
+        config: { access: 'webhooks:read' },
+        schema: {
+          summary: 'The event types of the project and of the platform, by name, with their subscribers',
+          tags: TAGS,
+          response: { 200: ref('EventTypeList'), ...errorResponses(403) },
+        },
+      },
+      async (request) => ({
+        data: await eventCatalogue(context.db, context.registry).list(projectIdOf(request)),
+      }),
+    );
+
+    app.put(
+      '/core/v1/event-types/:name',
+      {
+        config: write,
+        schema: {
+          ...byName,
+          summary:
+            'Declare an event type (or replace it): a description, a JSON Schema of its data, an example',
+          description:
+            'Events of a type with a schema are checked on publish. Names under core. are the platform’s.',
+          body: PutEventTypeBodySchema,
+          response: { 200: ref('EventType'), ...errorResponses(400, 403, 409, 413, 415, 422) },
+        },
+      },
+      async (request) =>
+        eventCatalogue(transactionOf(request), context.registry).put(
+          projectIdOf(request),
+          request.params.name,
+          request.body,
+        ),
+    );
+
+    app.delete(
+      '/core/v1/event-types/:name',
+      {
+        config: write,
+        schema: {
+          ...byName,
+          summary: 'Forget a declared event type (events of it may still be published, unchecked)',
+          response: { 204: { type: 'null' }, ...errorResponses(400, 403, 404, 409, 422) },
+        },
+      },
+      async (request, reply) => {
+        await eventCatalogue(transactionOf(request), context.registry).delete(
+          projectIdOf(request),
+          request.params.name,
+        );
+        reply.code(204);
+      },
+    );
+  };
