@@ -5,11 +5,13 @@
 //  - usage meters silent for 7 days are forgotten: a meter's row is what makes its retried flush count
 //    once, and a process retries within seconds, so a week is far beyond any retry;
 //  - the daily-limit reservations of days before yesterday are forgotten (they bind nothing);
-//  - the history keeps a week of partitions ahead, and whole days go at its horizon (history/retention.ts).
+//  - the history keeps a week of partitions ahead, and whole days go at its horizon (history/retention.ts);
+//  - background jobs are forgotten once they ended longer ago than the history's retention.
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
+import { forgetJobs } from './delivery/jobs.ts';
 import { historyRetention } from './history/retention.ts';
 import { idempotencyStore } from './idempotency/store.ts';
 import { utcDay } from './usage/meter.ts';
@@ -43,6 +45,7 @@ export async function runMaintenance({ db, clock, log, config }: Deps): Promise<
       "redacted the payloads past their project's retention",
       () => drain(() => history.redactShortRetention(config.retentionDays)),
     ],
+    ['forgot the jobs that ended before the horizon', () => forgetJobs(db, config.retentionDays)],
     [
       'forgot idempotency records older than 24 hours',
       () => drain(() => idempotencyStore(db).purge(clock.now())),

@@ -1,7 +1,8 @@
 // The one composition root: createService wires the database, the domain services and the registry into
 // one context, and runs the parts a process asks for: the HTTP API, the delivery worker (with the
-// housekeeping that goes with it), or both. main.ts, the tests and the benchmarks all start it this way.
+// background jobs and housekeeping that go with it), or both. main.ts, the tests and the benchmarks all start it this way.
 import { type Context, type ContextOptions, createContext } from './context.ts';
+import { startJobs } from './delivery/jobs.ts';
 import { DeliveryWorker } from './delivery/worker.ts';
 import { type App, buildApp } from './http/app.ts';
 import { startMaintenance } from './maintenance.ts';
@@ -28,6 +29,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const app = options.api ? await buildApp(context) : undefined;
   const worker = options.worker ? new DeliveryWorker(context) : undefined;
   let stopMaintenance: (() => void) | undefined;
+  let stopJobs: (() => Promise<void>) | undefined;
   return {
     context,
     app,
@@ -39,12 +41,14 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       if (worker) {
         await worker.start();
         stopMaintenance = startMaintenance(context);
+        stopJobs = startJobs({ ...context, pollMs: context.config.workerPollMs });
       }
       return app && listen ? app.listen(listen) : undefined;
     },
     async stop() {
       await app?.drain.drain(context.config.shutdown); // see http/drain.ts
       stopMaintenance?.();
+      await stopJobs?.();
       await worker?.stop();
       await context.keyActivity.stop(); // when keys were last used
       await context.limits.stop(); // unused allowance goes back to the day

@@ -6,7 +6,7 @@ import net from 'node:net';
 import { describe, test } from 'node:test';
 import { MAX_BODY_DEPTH } from '../src/http/body.ts';
 import { expectProblem, startService } from './helpers/app.ts';
-import { isAdmin, pathOf, type Route, WITH_BODY, WITH_ID } from './helpers/routes.ts';
+import { everyId, isAdmin, pathOf, type Route, WITH_BODY, WITH_ID } from './helpers/routes.ts';
 
 const service = await startService({ resolve: async () => ['93.184.216.34'] });
 const tenant = await service.tenant();
@@ -121,7 +121,7 @@ describe('bad input', () => {
     ];
     for (const route of WITH_ID) {
       for (const id of odd) {
-        const path = pathOf(route, { id, event: id, project: id, key: id });
+        const path = pathOf(route, everyId(id));
         const response = await service.request(route.method, path, { key: keyFor(route), headers: idem() });
         expectProblem(response, 404, 'NOT_FOUND');
       }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { OPERATOR_SCOPES, SCOPES } from '../src/keys/scopes.ts';
 import { expectProblem, startService } from './helpers/app.ts';
-import { isAdmin, pathOf, ROUTES } from './helpers/routes.ts';
+import { everyId, isAdmin, pathOf, ROUTES, WITH_ID } from './helpers/routes.ts';
 
 const service = await startService({ resolve: async () => ['93.184.216.34'] });
 const owner = await service.tenant();
@@ -34,7 +34,28 @@ const event = await service.request('POST', '/core/v1/events', {
   body: { type: 'pay.payment.succeeded', data: {} },
   headers: idem(),
 });
-const ids = { id: endpoint.body.id, event: event.body.eventId, project: owner.projectId, key: revoked.keyId };
+const delivery = await service.db.query('select id from deliveries where event_id = $1', [
+  event.body.eventId,
+]);
+const job = await service.request('POST', `/core/v1/webhook-endpoints/${endpoint.body.id}/recover`, {
+  key: owner.key,
+  body: { states: ['dead'], since: '2026-01-01T00:00:00Z' },
+  headers: idem(),
+});
+await service.request('PUT', '/core/v1/event-types/pay.owner.declared', {
+  key: owner.key,
+  body: { description: 'declared by the owner' },
+  headers: idem(),
+});
+const ids = {
+  id: endpoint.body.id,
+  event: event.body.eventId,
+  project: owner.projectId,
+  key: revoked.keyId,
+  delivery: delivery.rows[0]?.id,
+  job: job.body.jobId,
+  name: 'pay.owner.declared',
+};
 const NOWHERE = '00000000-0000-4000-8000-000000000000';
 
 describe('security set', () => {
@@ -91,13 +112,13 @@ describe('security set', () => {
           assert.equal((await call((await service.operator([])).key)).status, 200);
         });
       }
-      if (/\{(id|event|project|key)\}/.test(route.path)) {
+      if (WITH_ID.includes(route)) {
         test(
           admin
             ? 'an unknown id → 404 NOT_FOUND'
             : 'another project’s id → 404, as an id that exists nowhere',
           async () => {
-            const nowhere = pathOf(route, { id: NOWHERE, event: NOWHERE, project: NOWHERE, key: NOWHERE });
+            const nowhere = pathOf(route, everyId(NOWHERE));
             if (admin) return expectProblem(await call(operator.key, nowhere), 404, 'NOT_FOUND');
             const stranger = await service.tenant();
             const response = await call(stranger.key);

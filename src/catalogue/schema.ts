@@ -1,10 +1,14 @@
 import { Type } from 'typebox';
+import { EventTypeSchema } from '../events/schema.ts';
 
 const Json = Type.Object({}, { additionalProperties: true });
 const OrNull = <T extends typeof Json>(schema: T) => Type.Union([schema, Type.Null()]);
 
-/** Any name: a malformed one is refused by PUT (400) and found by nothing else (404). */
-export const EventTypeParamsSchema = Type.Object({ name: Type.String({ minLength: 1, maxLength: 256 }) });
+/** A name to declare: a malformed one is refused by PUT with a 400 that says why (catalogue/service.ts). */
+export const NewEventTypeParamsSchema = Type.Object({ name: Type.String({ minLength: 1, maxLength: 256 }) });
+
+/** A name to find: a malformed one names nothing (404, as a path id of the wrong form: http/fault.ts). */
+export const EventTypeParamsSchema = Type.Object({ name: EventTypeSchema });
 
 export const PutEventTypeBodySchema = Type.Object(
   {

@@ -13,6 +13,7 @@ export interface DeliveryView {
   state: string;
   attemptCount: number;
   nextAttemptAt: string | null;
+  waitReason: 'paused' | 'ordered' | 'throttled' | 'retry' | null;
   lastStatus: number | null;
   lastError: string | null;
   deliveredAt: string | null;
@@ -32,6 +33,11 @@ export interface AttemptView {
 const VIEW = `d.id, d.event_id as "eventId", e.type as "eventType", d.endpoint_id as "endpointId", d.kind, d.state,
   d.attempts as "attemptCount",
   case when d.state = 'pending' then to_char(d.next_attempt_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') end as "nextAttemptAt",
+  case when d.state <> 'pending' or d.lease_until > now() then null
+       when d.held is not null then d.held
+       when d.next_attempt_at <= now() then null
+       when d.throttled then 'throttled'
+       else 'retry' end as "waitReason",
   d.last_status as "lastStatus", d.last_error as "lastError",
   to_char(d.delivered_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "deliveredAt",
   to_char(d.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "createdAt"`;

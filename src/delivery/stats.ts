@@ -5,7 +5,7 @@ import { type Db, onlyRow } from '../db/database.ts';
 export interface QueueState {
   /** True while deliveries are pending or in flight. */
   busy: boolean;
-  /** True when deliveries are due and no worker has reported in for 60 s. */
+  /** True when deliveries are due (in the queue, not held) and no worker has reported in for 60 s. */
   workerStale: boolean;
 }
 
@@ -19,7 +19,7 @@ export async function queueState(db: Db): Promise<QueueState> {
   return onlyRow(
     await db.query<QueueState>(
       `select exists (select 1 from deliveries where state = 'pending') as busy,
-              (exists (select 1 from deliveries where state = 'pending' and next_attempt_at <= now())
+              (exists (select 1 from deliveries where state = 'pending' and held is null and next_attempt_at <= now())
                and not exists (select 1 from worker_heartbeats where seen_at > now() - interval '60 seconds'))
                 as "workerStale"`,
     ),

@@ -66,6 +66,19 @@ const deliveryFields = {
   state: Type.String({ enum: ['pending', 'delivered', 'dead', 'cancelled'] }),
   attemptCount: Type.Integer(),
   nextAttemptAt: Nullable(Type.String({ format: 'date-time' })),
+  waitReason: Type.Union(
+    [
+      Type.Literal('paused'),
+      Type.Literal('ordered'),
+      Type.Literal('throttled'),
+      Type.Literal('retry'),
+      Type.Null(),
+    ],
+    {
+      description:
+        'why a pending delivery waits: its endpoint is paused, an earlier one of its ordered lane goes first, its endpoint’s rate, or its next attempt; null when due or in flight',
+    },
+  ),
   lastStatus: Type.Union([Type.Integer(), Type.Null()]),
   lastError: Nullable(Type.String()),
   deliveredAt: Nullable(Type.String({ format: 'date-time' })),

@@ -30,6 +30,19 @@ export const HealthSchema = Type.Object(
       },
       { description: 'an addition to the spec’s record: how far back the history goes' },
     ),
+    endpoints: Type.Optional(
+      Type.Array(
+        Type.Object({
+          id: Type.String({ format: 'uuid' }),
+          state: Type.Union([Type.Literal('active'), Type.Literal('paused'), Type.Literal('disabled')]),
+          waiting: Type.Integer({ minimum: 0, description: 'its pending deliveries' }),
+        }),
+        {
+          description:
+            'an addition to the spec’s record: the webhook endpoints of the key’s project (absent for an operator’s key or while the database is down)',
+        },
+      ),
+    ),
   },
   { $id: 'Health' },
 );

@@ -22,6 +22,8 @@ export interface Health {
   breakers: { provider: string; state: string }[];
   lastMigration: string | null;
   history: { retentionDays: number; horizon: string | null; oldestPartition: string | null };
+  /** the endpoints of the key's project (the route adds them) */
+  endpoints?: { id: string; state: 'active' | 'paused' | 'disabled'; waiting: number }[];
 }
 
 const NOTHING_KNOWN: Omit<Figures, 'history'> = {

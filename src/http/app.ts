@@ -22,6 +22,7 @@ import { registerRequestLimits } from './limits.ts';
 import { errorsPage, ProblemSchema } from './problems.ts';
 import { adminAuditRoutes } from './routes/admin/audit.ts';
 import { adminProjectRoutes } from './routes/admin/projects.ts';
+import { deliveryRoutes } from './routes/deliveries.ts';
 import { eventTypeRoutes } from './routes/event-types.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -169,6 +170,7 @@ export async function buildApp(context: Context): Promise<App> {
   await app.register(webhookEndpointRoutes(context));
   await app.register(eventRoutes(context));
   await app.register(eventTypeRoutes(context));
+  await app.register(deliveryRoutes(context));
   await app.register(usageRoutes(context));
   await app.register(adminProjectRoutes(context));
   await app.register(adminAuditRoutes(context));

@@ -5,7 +5,8 @@ import type { OperatorScope, Scope } from '../../src/keys/scopes.ts';
 export interface Route {
   method: string;
   /**
-   * `{id}` stands for an endpoint of the key's project, `{event}` for one of its events; on /admin
+   * `{id}` stands for an endpoint of the key's project, `{event}` for one of its events, `{delivery}` for
+   * one of its deliveries, `{job}` for one of its jobs, `{name}` for an event type it declared; on /admin
    * routes `{project}` for a project and `{key}` for a key
    */
   path: string;
@@ -45,6 +46,32 @@ export const ROUTES: Route[] = [
   },
   { method: 'GET', path: '/core/v1/events/{event}', scope: 'webhooks:read' },
   { method: 'POST', path: '/core/v1/events/{event}/replay', scope: 'webhooks:write' },
+  { method: 'GET', path: '/core/v1/event-types', scope: 'webhooks:read' },
+  {
+    method: 'PUT',
+    path: '/core/v1/event-types/pay.route.listed',
+    scope: 'events:write',
+    body: { description: 'A type declared by the route list' },
+  },
+  { method: 'DELETE', path: '/core/v1/event-types/{name}', scope: 'events:write' },
+  { method: 'GET', path: '/core/v1/webhook-endpoints/{id}', scope: 'webhooks:read' },
+  {
+    method: 'PATCH',
+    path: '/core/v1/webhook-endpoints/{id}',
+    scope: 'webhooks:write',
+    body: { rateLimitPerSecond: 50 },
+  },
+  { method: 'POST', path: '/core/v1/webhook-endpoints/{id}/pause', scope: 'webhooks:write' },
+  { method: 'POST', path: '/core/v1/webhook-endpoints/{id}/resume', scope: 'webhooks:write' },
+  { method: 'POST', path: '/core/v1/webhook-endpoints/{id}/cancel-pending', scope: 'webhooks:write' },
+  {
+    method: 'POST',
+    path: '/core/v1/webhook-endpoints/{id}/recover',
+    scope: 'webhooks:write',
+    body: { states: ['dead'], since: '2026-01-01T00:00:00Z', dryRun: true },
+  },
+  { method: 'POST', path: '/core/v1/deliveries/{delivery}/retry', scope: 'webhooks:write' },
+  { method: 'GET', path: '/core/v1/jobs/{job}', scope: 'webhooks:read' },
   {
     method: 'POST',
     path: '/admin/v1/projects',
@@ -85,8 +112,10 @@ export const ROUTES: Route[] = [
 /** Routes that take a body. */
 export const WITH_BODY = ROUTES.filter((route) => route.body !== undefined);
 
+const PLACEHOLDER = /\{(id|event|project|key|delivery|job|name)\}/g;
+
 /** Routes with an id in their path. */
-export const WITH_ID = ROUTES.filter((route) => /\{(id|event|project|key)\}/.test(route.path));
+export const WITH_ID = ROUTES.filter((route) => route.path.match(PLACEHOLDER));
 
 /** Whether the route is the management API's (operator keys). */
 export const isAdmin = (route: Route) => route.path.startsWith('/admin/');
@@ -96,8 +125,22 @@ export interface Ids {
   event?: string;
   project?: string;
   key?: string;
+  delivery?: string;
+  job?: string;
+  name?: string;
 }
+
+/** The same value for every kind of id. */
+export const everyId = (id: string): Ids => ({
+  id,
+  event: id,
+  project: id,
+  key: id,
+  delivery: id,
+  job: id,
+  name: id,
+});
 
 /** The route's path with ids put in. */
 export const pathOf = (route: Route, ids: Ids) =>
-  route.path.replace(/\{(id|event|project|key)\}/g, (_, name: keyof Ids) => ids[name] ?? '');
+  route.path.replace(PLACEHOLDER, (_, name: keyof Ids) => ids[name] ?? '');

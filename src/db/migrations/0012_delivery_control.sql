@@ -62,7 +62,8 @@ create index deliveries_due on deliveries (next_attempt_at) where state = 'pendi
 create index deliveries_pending on deliveries (project_id, endpoint_id, lane, seq) where state = 'pending';
 
 -- Background jobs of a project (bulk recovery): claimed by one worker at a time under a lease, run in
--- batches, each committing its effect with its progress (cursor, done), so a crash resumes where it was.
+-- batches, each committing its effect with its progress (done: how many of its events are re-sent), so
+-- a crash resumes where it was.
 create table jobs (
   project_id uuid not null references projects (id) on delete cascade,
   id uuid not null,
@@ -71,7 +72,6 @@ create table jobs (
   params jsonb not null,
   total integer not null,
   done integer not null default 0,
-  cursor jsonb,
   error text,
   lease_until timestamptz,
   created_at timestamptz not null default now(),
@@ -80,3 +80,14 @@ create table jobs (
 );
 create index jobs_runnable on jobs (created_at) where state in ('queued', 'running');
 create index jobs_finished on jobs (finished_at) where state in ('done', 'failed');
+-- The events a recovery job re-sends, fixed when it is asked for (so its total is exact and a resumed job
+-- takes up where it was): n is their order, oldest event first. Forgotten when the job ends.
+create table job_events (
+  project_id uuid not null,
+  job_id uuid not null,
+  n integer not null,
+  event_id uuid not null,
+  event_created_at timestamptz not null,
+  primary key (project_id, job_id, n),
+  foreign key (project_id, job_id) references jobs (project_id, id) on delete cascade
+);

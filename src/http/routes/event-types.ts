@@ -5,6 +5,7 @@ import {
   EventTypeListSchema,
   EventTypeParamsSchema,
   EventTypeRecordSchema,
+  NewEventTypeParamsSchema,
   PutEventTypeBodySchema,
 } from '../../catalogue/schema.ts';
 import { eventCatalogue } from '../../catalogue/service.ts';
@@ -43,6 +44,7 @@ export const eventTypeRoutes =
         config: write,
         schema: {
           ...byName,
+          params: NewEventTypeParamsSchema,
           summary:
             'Declare an event type (or replace it): a description, a JSON Schema of its data, an example',
           description:

@@ -1,8 +1,10 @@
-// GET /api/health (any valid key; 503 with a Health body when the database is unreachable), and the
+// GET /api/health (any valid key; 503 with a Health body when the database is unreachable; with a
+// project's key, the state of each of its endpoints), and the
 // unauthenticated probes for orchestrators: /livez (the process runs) and /readyz (it can serve).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Context } from '../../context.ts';
 import { HealthSchema, ProbeSchema } from '../../health/schema.ts';
+import { endpointStore } from '../../webhooks/store.ts';
 import { errorResponses } from '../problems.ts';
 
 export const healthRoutes =
@@ -22,8 +24,16 @@ export const healthRoutes =
           response: { ...errorResponses(), 200: healthRef, 503: healthRef },
         },
       },
-      async (_request, reply) => {
+      async (request, reply) => {
         const { statusCode, body } = await health.report();
+        const project = request.principal?.project;
+        if (project && body.db === 'up') {
+          body.endpoints = (await endpointStore(context.db).list(project.id)).map((e) => ({
+            id: e.id,
+            state: !e.active ? 'disabled' : e.paused ? 'paused' : 'active',
+            waiting: e.waiting,
+          }));
+        }
         return reply.code(statusCode).send(body);
       },
     );

@@ -1,0 +1,193 @@
+// The event-type catalogue: declaring types, their schemas checked on publish, the platform's own types,
+// and endpoints' patterns (a prefix, `*`, `core.*`) deciding who receives what.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { client } from './helpers/api.ts';
+import { expectProblem, startService } from './helpers/app.ts';
+import { eventually, startReceiver } from './helpers/receiver.ts';
+
+const service = await startService({
+  env: { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1', PLATFORM_WORKER_POLL_MS: '100' },
+  worker: true,
+});
+
+const PAYMENT_SCHEMA = {
+  type: 'object',
+  properties: {
+    amount: { type: 'integer', minimum: 1 },
+    currency: { type: 'string', pattern: '^[A-Z]{3}$' },
+  },
+  required: ['amount', 'currency'],
+};
+
+describe('event types', () => {
+  test('PUT declares a type (200 EventType), again replaces it; GET lists it with the platform’s, by name', async () => {
+    const api = client(service, await service.tenant());
+    const put = await api.call('PUT', '/core/v1/event-types/pay.payment.succeeded', {
+      description: 'A payment went through',
+      schema: PAYMENT_SCHEMA,
+      example: { amount: 100, currency: 'EUR' },
+    });
+    assert.equal(put.status, 200, put.text);
+    assert.deepEqual(
+      { ...put.body, createdAt: typeof put.body.createdAt },
+      {
+        name: 'pay.payment.succeeded',
+        description: 'A payment went through',
+        schema: PAYMENT_SCHEMA,
+        example: { amount: 100, currency: 'EUR' },
+        source: 'project',
+        subscribers: 0,
+        createdAt: 'string',
+      },
+    );
+    const replaced = await api.call('PUT', '/core/v1/event-types/pay.payment.succeeded', {
+      description: 'Paid',
+    });
+    assert.equal(replaced.status, 200);
+    assert.equal(replaced.body.schema, null);
+    assert.equal(replaced.body.createdAt, put.body.createdAt, 'replacing keeps when it was first declared');
+
+    await api.endpoint('https://hooks.example.com/a', ['pay.*']);
+    await api.endpoint('https://hooks.example.com/b', ['*']);
+    await api.endpoint('https://hooks.example.com/c', ['core.*']);
+    const listed = await api.get('/core/v1/event-types');
+    assert.equal(listed.status, 200);
+    const names = listed.body.data.map((t: { name: string }) => t.name);
+    assert.deepEqual(names, [...names].sort());
+    const byName = Object.fromEntries(listed.body.data.map((t: { name: string }) => [t.name, t]));
+    assert.equal(byName['pay.payment.succeeded'].subscribers, 2, 'pay.* and *');
+    for (const type of [
+      'core.endpoint.disabled',
+      'core.endpoint.paused',
+      'core.endpoint.resumed',
+      'core.delivery.dead',
+    ]) {
+      assert.equal(byName[type].source, 'platform');
+      assert.equal(byName[type].createdAt, null);
+      assert.equal(byName[type].subscribers, 1, `${type}: core.* only (* does not take core.*)`);
+      assert.ok(byName[type].schema && byName[type].example);
+    }
+  });
+
+  test('PUT refuses names under core., malformed names, invalid schemas and examples that fail them → 400', async () => {
+    const api = client(service, await service.tenant());
+    const put = (name: string, body: unknown) => api.call('PUT', `/core/v1/event-types/${name}`, body);
+    expectProblem(await put('core.my.thing', { description: 'x' }), 400, 'VALIDATION_FAILED');
+    expectProblem(await put('Not.A.Type', { description: 'x' }), 400, 'VALIDATION_FAILED');
+    expectProblem(await put('single', { description: 'x' }), 400, 'VALIDATION_FAILED');
+    const invalid = await put('pay.bad.schema', { description: 'x', schema: { type: 'nonsense' } });
+    expectProblem(invalid, 400, 'VALIDATION_FAILED');
+    assert.equal(invalid.body.errors[0].pointer, '/schema');
+    const remote = await put('pay.remote.schema', {
+      description: 'x',
+      schema: { $ref: 'https://schemas.example.com/payment.json' },
+    });
+    expectProblem(remote, 400, 'VALIDATION_FAILED');
+    const example = await put('pay.bad.example', {
+      description: 'x',
+      schema: PAYMENT_SCHEMA,
+      example: { amount: 0, currency: 'euro' },
+    });
+    expectProblem(example, 400, 'VALIDATION_FAILED');
+    assert.deepEqual(example.body.errors.map((e: { pointer: string }) => e.pointer).sort(), [
+      '/example/amount',
+      '/example/currency',
+    ]);
+    expectProblem(await put('pay.no.description', {}), 400, 'VALIDATION_FAILED');
+    expectProblem(await api.call('DELETE', '/core/v1/event-types/pay.never.declared'), 404, 'NOT_FOUND');
+    expectProblem(await api.call('DELETE', '/core/v1/event-types/core.delivery.dead'), 404, 'NOT_FOUND');
+  });
+
+  test('publishing data that fails its type’s schema → 400 with pointers into /data; valid data is accepted', async () => {
+    const api = client(service, await service.tenant());
+    await api.call('PUT', '/core/v1/event-types/pay.payment.succeeded', {
+      description: 'Paid',
+      schema: PAYMENT_SCHEMA,
+    });
+    const bad = await api.call('POST', '/core/v1/events', {
+      type: 'pay.payment.succeeded',
+      data: { amount: -5, currency: 'eur', extra: true },
+    });
+    expectProblem(bad, 400, 'VALIDATION_FAILED');
+    assert.deepEqual(bad.body.errors.map((e: { pointer: string }) => e.pointer).sort(), [
+      '/data/amount',
+      '/data/currency',
+    ]);
+    const missing = await api.call('POST', '/core/v1/events', { type: 'pay.payment.succeeded', data: {} });
+    expectProblem(missing, 400, 'VALIDATION_FAILED');
+    assert.equal(missing.body.errors.length, 2);
+    await api.publish('pay.payment.succeeded', { amount: 5, currency: 'EUR' });
+    // A catastrophic pattern is run by RE2 in linear time: no backtracking on a long input.
+    await api.call('PUT', '/core/v1/event-types/pay.redos.thing', {
+      description: 'A pattern that backtracks in a backtracking engine',
+      schema: { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } },
+    });
+    const started = Date.now();
+    const slow = await api.call('POST', '/core/v1/events', {
+      type: 'pay.redos.thing',
+      data: { s: `${'a'.repeat(50_000)}!` },
+    });
+    expectProblem(slow, 400, 'VALIDATION_FAILED');
+    assert.ok(Date.now() - started < 2000, `validated in ${Date.now() - started} ms`);
+    // Types without a schema, or not declared, are not checked; once forgotten, a type is not checked.
+    await api.publish('pay.undeclared.thing', { anything: [1, 'two'] });
+    assert.equal((await api.call('DELETE', '/core/v1/event-types/pay.payment.succeeded')).status, 204);
+    await api.publish('pay.payment.succeeded', { amount: 'any' });
+  });
+
+  test('endpoint patterns: a prefix takes its types, * every type but core.*, core.* the platform’s', async () => {
+    const api = client(service, await service.tenant());
+    const [prefix, star, exact, core] = await Promise.all([
+      startReceiver(),
+      startReceiver(),
+      startReceiver(),
+      startReceiver(),
+    ]);
+    const created = await api.endpoint(prefix.url, ['pay.payment.*', 'billing.x.y']);
+    assert.deepEqual(created.unknownEventTypes, ['billing.x.y'], 'patterns are not reported');
+    const starred = await api.endpoint(star.url, ['*']);
+    await api.endpoint(exact.url, ['pay.refund.issued']);
+    await api.endpoint(core.url, ['core.endpoint.*']);
+    await api.publish('pay.payment.succeeded');
+    await api.publish('pay.payment.failed');
+    await api.publish('pay.refund.issued');
+    await api.publish('pay.paymentx.other'); // not under pay.payment.
+    await star.waitFor(4);
+    assert.equal((await api.post(`/core/v1/webhook-endpoints/${starred.id}/pause`)).status, 200);
+    await prefix.waitFor(2);
+    await exact.waitFor(1);
+    await core.waitFor(1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const types = (receiver: typeof prefix) =>
+      receiver.received.map((r) => JSON.parse(r.body.toString()).type).sort();
+    assert.deepEqual(types(prefix), ['pay.payment.failed', 'pay.payment.succeeded']);
+    assert.deepEqual(types(star), [
+      'pay.payment.failed',
+      'pay.payment.succeeded',
+      'pay.paymentx.other',
+      'pay.refund.issued',
+    ]);
+    assert.deepEqual(types(exact), ['pay.refund.issued']);
+    assert.deepEqual(
+      types(core),
+      ['core.endpoint.paused'],
+      '* never took the pause event; core.endpoint.* did',
+    );
+    const listed = await api.get('/core/v1/event-types');
+    const paused = listed.body.data.find((t: { name: string }) => t.name === 'core.endpoint.paused');
+    assert.equal(paused.subscribers, 1);
+    await eventually(async () => (await api.history(starred.id)).length === 4);
+  });
+
+  test('a pattern must be a type, * or a prefix ending in .* → 400 otherwise', async () => {
+    const api = client(service, await service.tenant());
+    for (const eventTypes of [['pay*'], ['*.payment'], ['pay.*.x'], ['.*'], ['PAY.*']]) {
+      const response = await api.call('POST', '/core/v1/webhook-endpoints', {
+        url: 'https://hooks.example.com/',
+        eventTypes,
+      });
+      expectProblem(response, 400, 'VALIDATION_FAILED');
+    }
+  });
+});
