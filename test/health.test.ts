@@ -46,7 +46,11 @@ describe('GET /api/health', () => {
         horizon: new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10),
         oldestPartition: new Date().toISOString().slice(0, 10), // a new database: today is its first day
       },
+      endpoints: [], // the key's project has none (delivery-control.test.ts shows them)
     });
+    const operator = await service.operator();
+    const asOperator = await service.request('GET', '/api/health', { key: operator.key });
+    assert.equal(asOperator.body.endpoints, undefined, 'an operator’s key has no project');
   });
 
   test('an open breaker makes it degraded (still 200)', async () => {

@@ -118,7 +118,7 @@ describe('security set', () => {
             ? 'an unknown id → 404 NOT_FOUND'
             : 'another project’s id → 404, as an id that exists nowhere',
           async () => {
-            const nowhere = pathOf(route, everyId(NOWHERE));
+            const nowhere = pathOf(route, { ...everyId(NOWHERE), name: 'nowhere.at.all' });
             if (admin) return expectProblem(await call(operator.key, nowhere), 404, 'NOT_FOUND');
             const stranger = await service.tenant();
             const response = await call(stranger.key);

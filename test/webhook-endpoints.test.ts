@@ -42,6 +42,21 @@ const valid = {
 };
 
 describe('webhook endpoints', () => {
+  test('PATCH url → the address policy of a create: 400 WEBHOOK_URL_NOT_ALLOWED, the endpoint unchanged', async () => {
+    const { id } = (await create(valid)).body;
+    const patch = (url: string) =>
+      service.request('PATCH', `/core/v1/webhook-endpoints/${id}`, {
+        key: tenant.key,
+        body: { url },
+        headers: idem(),
+      });
+    for (const url of ['http://hooks.example.com/', 'https://127.0.0.1/', 'https://inward.example.com/']) {
+      expectProblem(await patch(url), 400, 'WEBHOOK_URL_NOT_ALLOWED');
+    }
+    const after = await service.request('GET', `/core/v1/webhook-endpoints/${id}`, { key: tenant.key });
+    assert.equal(after.body.url, valid.url);
+  });
+
   test('POST → 201 WebhookEndpointCreated with the secret in clear this one time', async () => {
     const response = await create(valid);
     assert.equal(response.status, 201, response.text);

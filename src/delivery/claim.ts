@@ -1,7 +1,8 @@
 // The claim: one transaction that takes due deliveries from the queue (`for update skip locked`, so
 // workers never wait on each other), decides what becomes of each, and leases the ones to send.
 //
-//   1. the due deliveries, in due order, with their endpoint's state;
+//   1. the due deliveries, in due order, with their endpoint's state (due within LOOKAHEAD: the worker
+//      holds one until its time, so that a paced delivery goes at its slot, not at the next claim);
 //   2. behind each head of an ordered lane, the run of deliveries that follow it (lanes.ts), leased with it
 //      so that one worker sends them one at a time;
 //   3. for rate-limited endpoints, their send slots (pacing.ts), under the endpoint row's lock;
@@ -10,7 +11,7 @@
 //      everything the send needs (event, address, sealed secrets), grouped in runs.
 import type { Database, Db } from '../db/database.ts';
 import { LANE_LOCK } from './lanes.ts';
-import { type Paced, pace } from './pacing.ts';
+import { LOOKAHEAD_S, type Paced, pace } from './pacing.ts';
 
 /** How many deliveries of an ordered lane one claim may lease behind its head. */
 const RUN_LENGTH = 100;
@@ -68,10 +69,10 @@ type Action = { due: Due; action: 'claim' | 'push'; at: number };
 export async function claim(
   db: Database,
   options: { limit: number; leaseSeconds: number; token: string; leftOut: string[] },
-): Promise<{ runs: Run[]; due: number }> {
+): Promise<{ runs: Run[]; due: number; nextSlot: number | null; claimedAt: number }> {
   return db.transaction(async (tx) => {
     const due = await dueDeliveries(tx, options.limit, options.leftOut);
-    if (due.length === 0) return { runs: [], due: 0 };
+    if (due.length === 0) return { runs: [], due: 0, nextSlot: null, claimedAt: 0 };
     const now = due[0]?.now as number;
     const cancel = due.filter((d) => !d.found || !d.active);
     const paused = due.filter((d) => d.found && d.active && d.paused);
@@ -89,7 +90,9 @@ export async function claim(
         deliveries,
         claimedAt: now * 1000,
       }));
-    return { runs: leased, due: due.length };
+    const pushed = actions.actions.filter((a) => a.action === 'push').map((a) => a.at);
+    const nextSlot = pushed.length > 0 ? Math.min(...pushed) * 1000 : null;
+    return { runs: leased, due: due.length, nextSlot, claimedAt: now * 1000 };
   });
 }
 
@@ -102,13 +105,13 @@ async function dueDeliveries(tx: Db, limit: number, leftOut: string[]) {
                   extract(epoch from now())::float8 as now
              from deliveries d
              left join webhook_endpoints w on w.project_id = d.project_id and w.id = d.endpoint_id
-            where d.state = 'pending' and d.held is null and d.next_attempt_at <= now()
+            where d.state = 'pending' and d.held is null and d.next_attempt_at <= now() + make_interval(secs => $3)
               and (d.lease_until is null or d.lease_until < now())
               and d.endpoint_id <> all ($2::uuid[])
             order by d.next_attempt_at
             limit $1
             for update of d skip locked`,
-    values: [limit, leftOut],
+    values: [limit, leftOut, LOOKAHEAD_S],
   });
   return rows;
 }
@@ -175,8 +178,9 @@ async function paceRuns(tx: Db, runs: Due[][], now: number) {
   const limited = new Map<string, Due[][]>();
   for (const run of runs) {
     const head = run[0] as Due;
-    if (head.rate === null) for (const due of run) actions.push({ due, action: 'claim', at: now });
-    else limited.set(head.endpoint_id, [...(limited.get(head.endpoint_id) ?? []), run]);
+    if (head.rate === null) {
+      for (const due of run) actions.push({ due, action: 'claim', at: Math.max(due.due_at, now) });
+    } else limited.set(head.endpoint_id, [...(limited.get(head.endpoint_id) ?? []), run]);
   }
   if (limited.size === 0) return { actions, slots: [] };
   // An endpoint another claim is pacing right now is left to it: its deliveries stay in the queue.

@@ -41,9 +41,9 @@ export function pace(
   const paced = deliveries.map((delivery): Paced => {
     if (delivery.throttled && delivery.dueAt >= now - LATE_S)
       return { sendAt: Math.max(delivery.dueAt, now) };
-    if (slot > now + LOOKAHEAD_S && delivery.follower) return {};
-    const mine = slot;
-    slot += 1 / rate;
+    const mine = Math.max(slot, delivery.dueAt);
+    if (mine > now + LOOKAHEAD_S && delivery.follower) return {};
+    slot = mine + 1 / rate;
     return mine <= now + LOOKAHEAD_S ? { sendAt: mine } : { pushTo: mine };
   });
   return { paced, nextFree: slot };

@@ -22,6 +22,7 @@ import type { Meter } from '../usage/meter.ts';
 import type { Resolver } from '../webhooks/address-policy.ts';
 import { DELIVERIES_CHANNEL } from './channel.ts';
 import { type ClaimedDelivery, claim, type Run } from './claim.ts';
+import { LOOKAHEAD_S } from './pacing.ts';
 import { createSender, type SendResult } from './sender.ts';
 import { signatureHeader, signingKeyCache } from './signing.ts';
 import { type Completion, deliveryStore, recordAttempts } from './store.ts';
@@ -78,6 +79,7 @@ export class DeliveryWorker {
   /** runs in flight, per endpoint (so that a cancel or a pause stops them between sends) */
   private readonly sending = new Map<string, Set<Held>>();
   private completions: Completion[] = [];
+  private slotWake: { at: number; timer: NodeJS.Timeout } | undefined;
   /** endpoints that answered 410 in an attempt not yet recorded */
   private readonly gone = new Set<string>();
   private flushTimer: NodeJS.Timeout | undefined;
@@ -130,6 +132,21 @@ export class DeliveryWorker {
     this.wake();
   }
 
+  /**
+   * Claims again at `at` (this process's clock), a little before a slot its claim pushed a delivery to,
+   * so that it goes at its slot rather than at the next poll. One such wake-up is kept: the earliest.
+   */
+  private wakeAt(at: number) {
+    const early = at - (LOOKAHEAD_S * 1000) / 2;
+    if (this.slotWake && this.slotWake.at <= early) return;
+    clearTimeout(this.slotWake?.timer);
+    const timer = setTimeout(() => {
+      this.slotWake = undefined;
+      this.wake();
+    }, early - Date.now());
+    this.slotWake = { at: early, timer };
+  }
+
   /** Claims more work soon; calls made while a claim runs coalesce into one more. */
   wake(): void {
     if (!this.running) return;
@@ -153,14 +170,16 @@ export class DeliveryWorker {
           .concat([...this.gone]);
         const limit = Math.min(room, CLAIM_BATCH);
         const token = randomUUID();
-        const { runs, due } = await claim(this.deps.db, {
+        // The claim's transaction reads the database's clock as it begins: this is the same moment here.
+        const claimedHere = Date.now();
+        const { runs, due, nextSlot, claimedAt } = await claim(this.deps.db, {
           limit,
           leaseSeconds: this.leaseSeconds,
           token,
           leftOut: saturated,
         });
-        const claimedHere = Date.now();
         for (const run of runs) this.enqueue({ run, token, claimedHere, stopped: false });
+        if (nextSlot !== null) this.wakeAt(claimedHere + nextSlot - claimedAt);
         this.backlog = due === limit;
       } while (this.running && (this.fillAgain || this.roomToClaim()));
     } catch (error) {
@@ -362,6 +381,7 @@ export class DeliveryWorker {
     if (!this.running) return;
     this.running = false;
     for (const timer of this.timers) clearInterval(timer);
+    clearTimeout(this.slotWake?.timer);
     this.deps.signals?.off('deliveries', this.onSignal);
     await this.stopListening?.();
     // Claimed deliveries that never started go back at once rather than waiting out their lease.
