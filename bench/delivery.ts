@@ -28,10 +28,12 @@ const ROUNDS = 5;
 const CONCURRENCY = 128; // the worker's; at most a quarter of it to one endpoint
 const DATA = { order: 'x'.repeat(1000) }; // ~1 KiB of JSON
 
-interface Endpoint {
+export interface Endpoint {
   id: string;
   path: string;
   secret: string;
+  /** its deliveries form one ordered lane */
+  ordered?: boolean;
 }
 
 export async function deliveryThroughput(databaseUrl: string): Promise<BenchResult> {
@@ -116,7 +118,7 @@ export async function isolation(databaseUrl: string): Promise<BenchResult> {
 }
 
 /** A migrated database, a receiver process, a worker process, and one project whose endpoints we add. */
-async function prepare(databaseUrl: string, env: Record<string, string> = {}) {
+export async function prepare(databaseUrl: string, env: Record<string, string> = {}) {
   await migrated(databaseUrl);
   const [tenant] = await seedTenants(databaseUrl, 1, 'dl');
   if (!tenant) throw new Error('no tenant');
@@ -137,7 +139,12 @@ async function prepare(databaseUrl: string, env: Record<string, string> = {}) {
 
   return {
     receiver,
-    async endpoints(count: number, prefix: string): Promise<Endpoint[]> {
+    /** Endpoints on the receiver's `prefix`, ordered as a whole or rate-limited when asked. */
+    async endpoints(
+      count: number,
+      prefix: string,
+      control: { ordering?: 'endpoint'; rateLimitPerSecond?: number } = {},
+    ): Promise<Endpoint[]> {
       const endpoints = Array.from({ length: count }, () => {
         const bytes = Buffer.from(randomUUID().replaceAll('-', ''), 'hex');
         const key = Buffer.concat([bytes, bytes]);
@@ -146,12 +153,21 @@ async function prepare(databaseUrl: string, env: Record<string, string> = {}) {
           path: `${prefix}/${made++}`,
           secret: `whsec_${key.toString('base64')}`,
           key,
+          ordered: control.ordering === 'endpoint',
         };
       });
       for (const e of endpoints) {
         await client.query(
-          `insert into webhook_endpoints (project_id, id, url, event_types, active_secret) values ($1, $2, $3, '{*}', $4)`,
-          [tenant.projectId, e.id, receiver + e.path, seal(keyring, e.key, `webhook-secret:${e.id}`)],
+          `insert into webhook_endpoints (project_id, id, url, event_types, active_secret, ordering, rate_limit_per_second)
+           values ($1, $2, $3, '{*}', $4, $5, $6)`,
+          [
+            tenant.projectId,
+            e.id,
+            receiver + e.path,
+            seal(keyring, e.key, `webhook-secret:${e.id}`),
+            control.ordering ?? 'none',
+            control.rateLimitPerSecond ?? null,
+          ],
         );
       }
       return endpoints;
@@ -160,6 +176,7 @@ async function prepare(databaseUrl: string, env: Record<string, string> = {}) {
     /** Queues the planned deliveries held back, releases them at once, and times the healthy ones' delivery. */
     async round(plan: { endpoint: Endpoint; deliveries: number }[], measured: Endpoint[]): Promise<Measure> {
       await client.query('truncate delivery_attempts, deliveries, event_subjects, events');
+      await client.query('update webhook_endpoints set rate_next_at = null');
       await fetch(`${receiver}/reset`, { method: 'POST' });
       for (const { endpoint, deliveries } of plan) {
         await client.query(
@@ -169,9 +186,13 @@ async function prepare(databaseUrl: string, env: Record<string, string> = {}) {
                from generate_series(1, $3), date_trunc('milliseconds', now()) as t
              returning id, created_at
            )
-           insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at, created_at)
-           select $1, uuid_v7_at(e.created_at), e.id, e.created_at, $4, 'dispatch', now() + interval '1 day', now() from e`,
-          [tenant.projectId, JSON.stringify(DATA), deliveries, endpoint.id],
+           insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at,
+                                   created_at, lane, held)
+           select $1, uuid_v7_at(e.created_at), e.id, e.created_at, $4, 'dispatch', now() + interval '1 day', now(),
+                  case when $5 then '' end, case when $5 and n > 1 then 'ordered' end
+             from (select *, row_number() over (order by id) as n from e) as e
+            order by n`,
+          [tenant.projectId, JSON.stringify(DATA), deliveries, endpoint.id, endpoint.ordered === true],
         );
       }
       const expected = plan

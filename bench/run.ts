@@ -2,6 +2,7 @@
 // DATABASE_URL's server, prints each figure with its baseline and target, and writes the results as JSON
 // to bench/results/. Fails when more than 0.1 % of requests failed or a correctness check failed.
 import { api } from './api.ts';
+import { fairness, orderedDelivery } from './control.ts';
 import { deliveryThroughput, isolation } from './delivery.ts';
 import { growth } from './growth.ts';
 import { idempotentWrite } from './idempotent-write.ts';
@@ -15,6 +16,8 @@ const SUITE: Record<string, (url: string, embedded: boolean) => Promise<BenchRes
   'delivery-throughput': deliveryThroughput,
   'delivery-latency': deliveryLatency,
   isolation,
+  'ordered-delivery': orderedDelivery,
+  fairness,
   startup,
   growth,
 };

@@ -1,5 +1,5 @@
 // A webhook receiver for the delivery benchmarks, in a process of its own: POST /ok/* answers 204,
-// POST /slow/* never answers (the sender times out). 1 % of deliveries are kept for signature checks.
+// POST /delay/* answers 204 after 1 ms, POST /slow/* never answers (the sender times out). 1 % of deliveries are kept for signature checks.
 // GET /stats reports counts per path and the samples, GET /counts the counts alone; POST /reset clears them.
 import { createReceiver } from '../../support/receiver.ts';
 
@@ -26,6 +26,7 @@ const receiver = await createReceiver(({ method, path, body, headers }, response
   if (path.startsWith('/slow')) return; // hold the request: the sender's time-out ends it
   counts[path] = (counts[path] ?? 0) + 1;
   if (seen++ % 100 === 0) samples.push({ path, body, headers });
-  response.writeHead(204).end();
+  if (path.startsWith('/delay')) setTimeout(() => response.writeHead(204).end(), 1);
+  else response.writeHead(204).end();
 });
 console.log(`listening on ${receiver.url}`);

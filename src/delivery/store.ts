@@ -97,12 +97,19 @@ export const deliveryStore = (db: Db) => ({
     return rows;
   },
 
-  /** Hands a claimed delivery back (a stopping worker that never started it). */
-  async release(delivery: { project_id: string; id: string; event_created_at: Date }) {
+  /** Hands claimed deliveries back (unsent: a stopping worker, a run cut short, a pause). */
+  async release(deliveries: { project_id: string; id: string; event_created_at: Date }[]) {
+    if (deliveries.length === 0) return;
     await db.query(
-      `update deliveries set lease_until = null, lease_token = null
-        where project_id = $1 and id = $2 and event_created_at = $3 and state = 'pending'`,
-      [delivery.project_id, delivery.id, delivery.event_created_at],
+      `update deliveries d set lease_until = null, lease_token = null
+         from unnest($1::uuid[], $2::uuid[], $3::timestamptz[]) as r(project_id, id, event_created_at)
+        where d.project_id = r.project_id and d.id = r.id and d.event_created_at = r.event_created_at
+          and d.state = 'pending'`,
+      [
+        deliveries.map((d) => d.project_id),
+        deliveries.map((d) => d.id),
+        deliveries.map((d) => d.event_created_at),
+      ],
     );
   },
 

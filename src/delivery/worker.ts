@@ -242,7 +242,7 @@ export class DeliveryWorker {
       this.inFlight--;
       active.delete(held);
       if (active.size === 0) this.sending.delete(endpoint);
-      for (const delivery of deliveries.slice(sent)) void this.store.release(delivery).catch(() => {});
+      void this.store.release(deliveries.slice(sent)).catch(() => {});
       const left = (this.load.get(endpoint) ?? 1) - 1;
       if (left === 0) this.load.delete(endpoint);
       else this.load.set(endpoint, left);
@@ -281,10 +281,7 @@ export class DeliveryWorker {
     const waiting = this.waiting.get(endpointId);
     if (!waiting) return;
     this.waiting.delete(endpointId);
-    for (const held of waiting) {
-      if (release)
-        for (const delivery of held.run.deliveries) void this.store.release(delivery).catch(() => {});
-    }
+    if (release) void this.store.release(waiting.flatMap((held) => held.run.deliveries)).catch(() => {});
     const left = (this.load.get(endpointId) ?? 0) - waiting.length;
     if (left > 0) this.load.set(endpointId, left);
     else this.load.delete(endpointId);
@@ -387,7 +384,7 @@ export class DeliveryWorker {
     // Claimed deliveries that never started go back at once rather than waiting out their lease.
     const unstarted = [...this.waiting.values()].flat().flatMap((held) => held.run.deliveries);
     this.waiting.clear();
-    for (const delivery of unstarted) await this.store.release(delivery).catch(() => {});
+    await this.store.release(unstarted).catch(() => {});
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));
     await this.flush();
     await this.store.forgetWorker(this.id).catch(() => {});
