@@ -4,6 +4,7 @@ import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { ERROR_CATALOGUE } from '../src/errors.ts';
 import { expectProblem, startService } from './helpers/app.ts';
+import { ROUTES } from './helpers/routes.ts';
 
 const logs: string[] = [];
 const logStream = new PassThrough();
@@ -79,6 +80,16 @@ describe('errors', () => {
       name: 'x-api-key',
     });
     assert.ok(openapi.body.components.schemas.PlatformError);
+    // Every route the tests hold to the contract is documented, with its 401 and its tag.
+    const shape = (path: string) => path.replace(/\{[a-z]+\}|[a-z]+\.[a-z]+\.[a-z]+$/g, '{}');
+    const documented = new Map(Object.entries(openapi.body.paths).map(([path, item]) => [shape(path), item]));
+    for (const route of ROUTES) {
+      const operation = (documented.get(shape(route.path)) as Record<string, any> | undefined)?.[
+        route.method.toLowerCase()
+      ];
+      assert.ok(operation, `${route.method} ${route.path} is in the OpenAPI document`);
+      assert.ok(operation.responses['401'] && operation.tags?.length, `${route.method} ${route.path}`);
+    }
     const docs = await service.request('GET', '/docs/');
     assert.equal(docs.status, 200);
     assert.match(docs.headers.get('content-type') ?? '', /text\/html/);

@@ -2,6 +2,7 @@
 // and endpoints' patterns (a prefix, `*`, `core.*`) deciding who receives what.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { CapabilityRegistry } from '../src/capabilities.ts';
 import { client } from './helpers/api.ts';
 import { expectProblem, startService } from './helpers/app.ts';
 import { eventually, startReceiver } from './helpers/receiver.ts';
@@ -189,5 +190,36 @@ describe('event types', () => {
       });
       expectProblem(response, 400, 'VALIDATION_FAILED');
     }
+  });
+});
+
+describe('event types a capability declares', () => {
+  test('listed as the platform’s, their schema checked on publish, not declarable by a project', async () => {
+    const registry = new CapabilityRegistry();
+    registry.register({
+      name: 'pay',
+      eventTypes: [
+        {
+          name: 'pay.charge.captured',
+          description: 'A charge was captured',
+          schema: { type: 'object', required: ['chargeId'], properties: { chargeId: { type: 'string' } } },
+          example: { chargeId: 'ch_1' },
+        },
+      ],
+    });
+    const withPay = await startService({ registry });
+    const api = client(withPay, await withPay.tenant());
+    const listed = (await api.get('/core/v1/event-types')).body.data;
+    const charge = listed.find((t: { name: string }) => t.name === 'pay.charge.captured');
+    assert.equal(charge.source, 'platform');
+    assert.deepEqual(charge.example, { chargeId: 'ch_1' });
+    const bad = await api.call('POST', '/core/v1/events', { type: 'pay.charge.captured', data: { id: 1 } });
+    expectProblem(bad, 400, 'VALIDATION_FAILED');
+    assert.equal(bad.body.errors[0].pointer, '/data');
+    await api.publish('pay.charge.captured', { chargeId: 'ch_2' });
+    const declared = await api.call('PUT', '/core/v1/event-types/pay.charge.captured', {
+      description: 'mine',
+    });
+    expectProblem(declared, 400, 'VALIDATION_FAILED');
   });
 });

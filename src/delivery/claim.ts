@@ -13,8 +13,13 @@ import type { Database, Db } from '../db/database.ts';
 import { LANE_LOCK } from './lanes.ts';
 import { LOOKAHEAD_S, type Paced, pace } from './pacing.ts';
 
-/** How many deliveries of an ordered lane one claim may lease behind its head. */
-const RUN_LENGTH = 100;
+/**
+ * How many deliveries one claim may lease behind the heads of ordered lanes, shared among them (at least
+ * 10 each). A lane moves on between runs only once the last run is recorded and the next claimed (tens of
+ * ms), so long runs are what let one lane go at the pace of one request at a time (bench ordered-delivery:
+ * 0.85 of it with runs of 500, 0.92 with 1,000).
+ */
+const RUN_BUDGET = 1000;
 
 export interface ClaimedDelivery {
   project_id: string;
@@ -147,7 +152,7 @@ async function runsBehind(tx: Db, heads: Due[]): Promise<Due[][]> {
         laned.map((h) => h.lane),
         laned.map((h) => h.seq),
         laned.map((h) => h.id),
-        RUN_LENGTH,
+        Math.max(10, Math.floor(RUN_BUDGET / laned.length)),
       ],
     );
     followers = rows;
@@ -283,7 +288,13 @@ async function apply(
      )
      select c.*, e.type, e.data::text as data, w.url, w.active_secret, w.previous_secret
        from claimed c
-       join events e on e.project_id = c.project_id and e.id = c.event_id and e.created_at = c.event_created_at
+       -- Each event by its whole key (a lateral subquery the planner cannot flatten, for its limit): joined
+       -- plainly, the planner (which cannot count what the update returns) probed the events by project
+       -- alone and read the project's every event for each row (a run of 500 took 50-230 ms, growing).
+       cross join lateral (
+         select e.type, e.data from events e
+          where e.project_id = c.project_id and e.id = c.event_id and e.created_at = c.event_created_at
+          limit 1) e
        join webhook_endpoints w on w.project_id = c.project_id and w.id = c.endpoint_id`,
     values: [
       column('project_id'),

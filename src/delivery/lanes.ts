@@ -36,7 +36,8 @@ export async function lockLanes(db: Db, endpointIds: Iterable<string>) {
 
 /**
  * Puts the head of each lane in the queue (or holds it, when its endpoint is paused) if it is still held
- * behind a delivery that is no longer pending. Run under the lanes' locks; wakes the workers if any moved.
+ * behind a delivery that is no longer pending. Run under the lanes' locks; wakes the workers if one is
+ * there to claim.
  */
 export async function promote(db: Db, lanes: Lane[]) {
   if (lanes.length === 0) return;
@@ -55,9 +56,12 @@ export async function promote(db: Db, lanes: Lane[]) {
          from heads h, webhook_endpoints w
         where d.project_id = h.project_id and d.id = h.id and d.event_created_at = h.event_created_at
           and w.project_id = d.project_id and w.id = d.endpoint_id
-       returning d.held
+       returning d.held, d.lease_until
      )
-     select pg_notify('${DELIVERIES_CHANNEL}', '') from (select 1 from promoted where held is null limit 1) as any_queued`,
+     -- A head already leased (the run of the worker that sends this lane) needs nobody woken.
+     select pg_notify('${DELIVERIES_CHANNEL}', '')
+       from (select 1 from promoted where held is null and (lease_until is null or lease_until < now()) limit 1)
+            as any_queued`,
     [lanes.map((l) => l.projectId), lanes.map((l) => l.endpointId), lanes.map((l) => l.lane)],
   );
 }

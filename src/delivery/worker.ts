@@ -30,7 +30,9 @@ import { type Completion, deliveryStore, recordAttempts } from './store.ts';
 const HEARTBEAT_MS = 10_000;
 const CLAIM_BATCH = 200;
 const FLUSH_AT = 200;
-const FLUSH_AFTER_MS = 5;
+// Attempts are recorded in batches, at most this long after they end; a run of an ordered lane is
+// recorded as soon as it ends, because its lane moves on only once it is.
+const FLUSH_AFTER_MS = 20;
 const MAX_RETRY_AFTER_SECONDS = 3600;
 
 export interface WorkerDeps {
@@ -243,6 +245,7 @@ export class DeliveryWorker {
       active.delete(held);
       if (active.size === 0) this.sending.delete(endpoint);
       void this.store.release(deliveries.slice(sent)).catch(() => {});
+      if (deliveries[0]?.lane != null && sent > 0) void this.flush();
       const left = (this.load.get(endpoint) ?? 1) - 1;
       if (left === 0) this.load.delete(endpoint);
       else this.load.set(endpoint, left);
