@@ -222,6 +222,21 @@ describe('bad input', () => {
     }
   });
 
+  test('a NUL character in a text field → 400 VALIDATION_FAILED, whichever statement would carry it', async () => {
+    const nul = 'a\u0000b';
+    const writes: [string, string, unknown][] = [
+      ['PUT', '/core/v1/event-types/pay.nul.thing', { description: nul }],
+      ['POST', '/core/v1/events', { type: 'pay.nul.thing', data: {}, orderingKey: nul }],
+      ['POST', '/core/v1/events', { type: 'pay.nul.thing', data: { text: nul } }],
+    ];
+    for (const [method, path, body] of writes) {
+      const response = await service.request(method, path, { key: tenant.key, body, headers: idem() });
+      expectProblem(response, 400, 'VALIDATION_FAILED');
+    }
+    const list = await service.request('GET', '/core/v1/event-types', { key: tenant.key });
+    assert.equal(list.status, 200, 'the connections still work');
+  });
+
   test('no answer above carried a stack trace, and the service still answers', async () => {
     assert.equal((await service.request('GET', '/livez')).status, 200);
   });

@@ -45,8 +45,18 @@ export async function executable(client: pg.ClientBase, config: pg.QueryConfig):
 /** A value as an untyped SQL literal (test/inline.test.ts holds it to what pg sends as a parameter). */
 export function literal(value: unknown): string {
   const text = asText(value);
+  if (text?.includes('\u0000')) throw NUL_IN_TEXT;
   return text === null ? 'null' : pg.escapeLiteral(text);
 }
+
+/**
+ * PostgreSQL stores no NUL character in text, and a query string ends at one: a value holding one is
+ * refused here with the error PostgreSQL gives such a parameter (22021, mapped to a 400 like every data
+ * exception), before it can cut a statement short and break the connection's protocol.
+ */
+const NUL_IN_TEXT = Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), {
+  code: '22021',
+});
 
 /** The text PostgreSQL parses for a value: bytea as hex, times in UTC, arrays as array literals, objects as JSON. */
 function asText(value: unknown): string | null {
