@@ -77,12 +77,12 @@ export const deliveryStore = (db: Db) => ({
        )
        select u.project_id, u.id, u.event_id, u.endpoint_id, u.state, e.type
          from updated u
-         -- (lateral, so that each event is found by its whole key: see claim.ts)
+         -- The type of a dead one's event, found by its whole key (lateral: see claim.ts)
          left join lateral (
            select e.type from events e
-            where e.project_id = u.project_id and e.id = u.event_id and e.created_at = u.event_created_at
-            limit 1) e
-           on u.state = 'dead'`,
+            where u.state = 'dead'
+              and e.project_id = u.project_id and e.id = u.event_id and e.created_at = u.event_created_at
+            limit 1) e on true`,
       values: [
         column('projectId'),
         column('id'),
