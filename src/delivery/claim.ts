@@ -1,6 +1,5 @@
-// The claim: takes due deliveries from the queue (`for update skip locked`, so workers never wait on
-// each other), decides what becomes of each, and leases the ones to send. Deliveries nothing steers are
-// leased by one statement (claimPlain); when it meets others, one transaction decides about them:
+// The claim: one transaction that takes due deliveries from the queue (`for update skip locked`, so
+// workers never wait on each other), decides what becomes of each, and leases the ones to send.
 //
 //   1. the due deliveries, in due order, with their endpoint's state (due within LOOKAHEAD: the worker
 //      holds one until its time, so that a paced delivery goes at its slot, not at the next claim);
@@ -76,94 +75,6 @@ export async function claim(
   db: Database,
   options: { limit: number; leaseSeconds: number; token: string; leftOut: string[] },
 ): Promise<{ runs: Run[]; due: number; nextSlot: number | null; claimedAt: number }> {
-  const plain = await claimPlain(db, options);
-  if (plain.others === 0) {
-    const runs = plain.claimed.map((delivery) => ({
-      endpointId: delivery.endpoint_id,
-      deliveries: [delivery],
-      claimedAt: plain.now,
-    }));
-    return { runs, due: plain.due, nextSlot: null, claimedAt: plain.now };
-  }
-  const rest = await claimSteered(db, {
-    ...options,
-    limit: Math.max(1, options.limit - plain.claimed.length),
-  });
-  const runs = plain.claimed.map((delivery) => ({
-    endpointId: delivery.endpoint_id,
-    deliveries: [delivery],
-    claimedAt: plain.now,
-  }));
-  // Both claims' times are the database's; each run keeps its own.
-  return { ...rest, runs: [...runs, ...rest.runs], due: plain.due + rest.due };
-}
-
-/** What makes a pending delivery due to a claim (the deliveries_due index), and its order. */
-const DUE = `d.state = 'pending' and d.held is null and d.next_attempt_at <= now() + make_interval(secs => $3)
-              and (d.lease_until is null or d.lease_until < now())
-              and d.endpoint_id <> all ($2::uuid[])
-            order by d.next_attempt_at
-            limit $1
-            for update of d skip locked`;
-
-/**
- * The common case, in one statement: the due deliveries that nothing steers (their endpoint active, not
- * paused, without a rate; in no ordered lane) are leased at once. It counts the others it met, which the
- * transaction of claimSteered decides about (cancelled, held, paced, or leased with their run).
- */
-async function claimPlain(
-  db: Db,
-  options: { limit: number; leaseSeconds: number; token: string; leftOut: string[] },
-) {
-  const { rows } = await db.query<Partial<ClaimedDelivery> & { others: number; due: number; now: number }>({
-    name: 'delivery-claim-plain',
-    text: `with due as (
-       select d.project_id, d.id, d.event_created_at,
-              coalesce(w.active and not w.paused and w.rate_limit_per_second is null and d.lane is null, false)
-                as plain
-         from deliveries d
-         left join webhook_endpoints w on w.project_id = d.project_id and w.id = d.endpoint_id
-        where ${DUE}
-     ), claimed as (
-       update deliveries d
-          set lease_until = now() + make_interval(secs => $4), lease_token = $5, throttled = false
-         from due
-        where d.project_id = due.project_id and d.id = due.id and d.event_created_at = due.event_created_at
-          and due.plain
-       returning d.project_id, d.id, d.event_id, d.event_created_at, d.endpoint_id, d.lane, d.attempts,
-                 extract(epoch from greatest(d.next_attempt_at, now()))::float8 * 1000 as send_at
-     ), seen as (
-       select count(*)::int as due, (count(*) filter (where not plain))::int as others,
-              extract(epoch from now())::float8 * 1000 as now
-         from due
-     )
-     select c.*, e.type, e.data::text as data, w.url, w.active_secret, w.previous_secret, seen.*
-       from seen
-       left join (claimed c
-         ${EVENT_OF_CLAIMED}
-         join webhook_endpoints w on w.project_id = c.project_id and w.id = c.endpoint_id) on true`,
-    values: [options.limit, options.leftOut, LOOKAHEAD_S, options.leaseSeconds, options.token],
-  });
-  const seen = rows[0] ?? { others: 0, due: 0, now: 0 };
-  const claimed = rows.filter((row) => row.id !== undefined && row.id !== null) as ClaimedDelivery[];
-  return { claimed, others: seen.others, due: seen.due, now: seen.now };
-}
-
-/**
- * Each event by its whole key (a lateral subquery the planner cannot flatten, for its limit): joined
- * plainly, the planner (which cannot count what an update returns) probed the events by project alone and
- * read the project's every event for each row (a run of 500 took 50-230 ms, growing with the history).
- */
-const EVENT_OF_CLAIMED = `cross join lateral (
-         select e.type, e.data from events e
-          where e.project_id = c.project_id and e.id = c.event_id and e.created_at = c.event_created_at
-          limit 1) e`;
-
-/** The due deliveries something steers: the transaction described at the top of this file. */
-async function claimSteered(
-  db: Database,
-  options: { limit: number; leaseSeconds: number; token: string; leftOut: string[] },
-): Promise<{ runs: Run[]; due: number; nextSlot: number | null; claimedAt: number }> {
   return db.transaction(async (tx) => {
     const due = await dueDeliveries(tx, options.limit, options.leftOut);
     if (due.length === 0) return { runs: [], due: 0, nextSlot: null, claimedAt: 0 };
@@ -199,7 +110,12 @@ async function dueDeliveries(tx: Db, limit: number, leftOut: string[]) {
                   extract(epoch from now())::float8 as now
              from deliveries d
              left join webhook_endpoints w on w.project_id = d.project_id and w.id = d.endpoint_id
-            where ${DUE}`,
+            where d.state = 'pending' and d.held is null and d.next_attempt_at <= now() + make_interval(secs => $3)
+              and (d.lease_until is null or d.lease_until < now())
+              and d.endpoint_id <> all ($2::uuid[])
+            order by d.next_attempt_at
+            limit $1
+            for update of d skip locked`,
     values: [limit, leftOut, LOOKAHEAD_S],
   });
   return rows;
@@ -372,7 +288,13 @@ async function apply(
      )
      select c.*, e.type, e.data::text as data, w.url, w.active_secret, w.previous_secret
        from claimed c
-       ${EVENT_OF_CLAIMED}
+       -- Each event by its whole key (a lateral subquery the planner cannot flatten, for its limit): joined
+       -- plainly, the planner (which cannot count what the update returns) probed the events by project
+       -- alone and read the project's every event for each row (a run of 500 took 50-230 ms, growing).
+       cross join lateral (
+         select e.type, e.data from events e
+          where e.project_id = c.project_id and e.id = c.event_id and e.created_at = c.event_created_at
+          limit 1) e
        join webhook_endpoints w on w.project_id = c.project_id and w.id = c.endpoint_id`,
     values: [
       column('project_id'),
