@@ -2,6 +2,7 @@
 // attempts, newest first, a page at a time.
 import type { Db } from '../db/database.ts';
 import { notFound } from '../errors.ts';
+import { projectHorizon } from '../history/retention.ts';
 import { type Page, pageFrom } from '../pagination.ts';
 
 export interface DeliveryView {
@@ -80,8 +81,7 @@ export const deliveryHistory = (db: Db) => ({
       `with page as materialized (
          select * from deliveries d
           where d.project_id = $1 and d.endpoint_id = $2
-            and d.event_created_at >= now() - make_interval(days => coalesce(
-                  (select retention_days from projects where id = $1), $6::int))
+            and d.event_created_at >= ${projectHorizon('$1', '$6')}
             and ($3::timestamptz is null or (d.created_at, d.id) < ($3::timestamptz, $4::uuid))
           order by d.created_at desc, d.id desc
           limit $5

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Database, Db } from '../db/database.ts';
 import { notFound } from '../errors.ts';
 import { DELIVERIES_CHANNEL } from './channel.ts';
-import { laneOf, settleLanes } from './lanes.ts';
+import { HELD_IN_LANE, laneOf, settleLanes } from './lanes.ts';
 
 const BATCH = 1000;
 const LEASE_SECONDS = 60;
@@ -69,7 +69,7 @@ async function runBatch(db: Database, job: Claimed): Promise<boolean> {
          insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at,
                                  created_at, lane, held)
          select $1, uuid_v7_at(e.created_at), e.id, e.created_at, w.id, 'replay', now(), now(), l.lane,
-                case when l.lane is not null then 'ordered' end
+                ${HELD_IN_LANE}
            from (select e.* from batch b
                    join events e on e.project_id = $1 and e.id = b.event_id and e.created_at = b.event_created_at
                   order by e.created_at, e.id) e

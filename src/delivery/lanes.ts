@@ -66,18 +66,25 @@ export async function promote(db: Db, lanes: Lane[]) {
   );
 }
 
-/** Locks and promotes the lanes a statement reported (as `[endpointId, lane]` pairs) for one project. */
-export async function settleLanes(db: Db, projectId: string, lanes: [string, string][]) {
+/** Locks and promotes lanes that new deliveries joined (their rows are the inserting transaction's own). */
+export async function settle(db: Db, lanes: Lane[]) {
   if (lanes.length === 0) return;
   await lockLanes(
     db,
-    lanes.map(([endpointId]) => endpointId),
+    lanes.map((l) => l.endpointId),
   );
-  await promote(
+  await promote(db, lanes);
+}
+
+/** settle, for the lanes of one project a statement reported as `[endpointId, lane]` pairs. */
+export const settleLanes = (db: Db, projectId: string, lanes: [string, string][]) =>
+  settle(
     db,
     lanes.map(([endpointId, lane]) => ({ projectId, endpointId, lane })),
   );
-}
+
+/** How a new delivery in lane `l.lane` waits: behind its lane's head, until promote says otherwise. */
+export const HELD_IN_LANE = `case when l.lane is not null then 'ordered' end`;
 
 /**
  * After an endpoint's ordering or pause changed (under its lane lock): every pending delivery gets the lane

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import { notFound, PlatformError } from '../errors.ts';
 import { timeOf } from '../history/ids.ts';
+import { projectHorizon } from '../history/retention.ts';
 import { DELIVERIES_CHANNEL } from './channel.ts';
 import { laneOf, lockLanes, settleLanes } from './lanes.ts';
 
@@ -18,8 +19,8 @@ export interface RecoverInput {
   dryRun?: boolean;
 }
 
-/** The oldest time a project's history still holds (its retention, else the installation's). */
-const HORIZON = `now() - make_interval(days => coalesce((select retention_days from projects where id = $1), $3::int))`;
+/** The oldest time the project's ($1) history still holds ($3: the installation's retention). */
+const HORIZON = projectHorizon('$1', '$3');
 
 export const recovery = (db: Db, retentionDays: number) => ({
   /**

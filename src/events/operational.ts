@@ -3,7 +3,7 @@
 // or resumed, or a delivery died. Each is written in the transaction of what it reports.
 import type { EventTypeDeclaration } from '../capabilities.ts';
 import type { Db } from '../db/database.ts';
-import { lockLanes, promote } from '../delivery/lanes.ts';
+import { settle } from '../delivery/lanes.ts';
 import { newId } from '../history/ids.ts';
 import { eventStore, TEST_EVENT_TYPE } from './store.ts';
 
@@ -69,10 +69,5 @@ export const CORE_EVENT_TYPES: EventTypeDeclaration[] = [
 export async function emitOperational(db: Db, events: OperationalEvent[], now = new Date()) {
   if (events.length === 0) return;
   const lanes = await eventStore(db).insertOperational(events.map((event) => ({ ...event, id: newId(now) })));
-  if (lanes.length === 0) return;
-  await lockLanes(
-    db,
-    lanes.map((lane) => lane.endpointId),
-  );
-  await promote(db, lanes);
+  await settle(db, lanes);
 }

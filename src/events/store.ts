@@ -1,7 +1,8 @@
 import type { Db } from '../db/database.ts';
 import { DELIVERIES_CHANNEL } from '../delivery/channel.ts';
-import { type Lane, laneOf } from '../delivery/lanes.ts';
+import { HELD_IN_LANE, type Lane, laneOf } from '../delivery/lanes.ts';
 import { timeOf } from '../history/ids.ts';
+import { projectHorizon } from '../history/retention.ts';
 
 /** The event type of the test operation, sent to one endpoint only. */
 export const TEST_EVENT_TYPE = 'core.webhook.test';
@@ -14,7 +15,6 @@ const SUBSCRIBED = `w.project_id = $1 and w.active and subscribes(w.event_types,
  * behind the lane's head until promote (delivery/lanes.ts) says otherwise.
  */
 const QUEUED_COLUMNS = `project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at, created_at, lane, held`;
-const HELD = `case when l.lane is not null then 'ordered' end`;
 
 /** What an insert of deliveries answers: how many, and the ordered lanes they joined ([endpoint, lane]). */
 const QUEUED_RESULT = `count(*)::int as deliveries,
@@ -33,8 +33,7 @@ export interface Queued {
  * retention in days; the time, when the id carries one, is `$4`.
  */
 const EVENT_BY_ID = (at: Date | null) => `e.project_id = $1 and e.id = $2 ${at ? 'and e.created_at = $4' : ''}
-  and e.created_at >= now() - make_interval(days => coalesce(
-        (select retention_days from projects where id = $1), $3::int))`;
+  and e.created_at >= ${projectHorizon('$1', '$3')}`;
 
 const byId = (projectId: string, eventId: string, retentionDays: number) => {
   const at = timeOf(eventId);
@@ -66,7 +65,7 @@ export const eventStore = (db: Db) => ({
          select $1, subject_hmac, event.id, event.created_at from event, unnest($5::bytea[]) as subject_hmac
        ), queued as (
          insert into deliveries (${QUEUED_COLUMNS})
-         select $1, uuid_v7_at(event.created_at), event.id, event.created_at, w.id, 'dispatch', now(), now(), l.lane, ${HELD}
+         select $1, uuid_v7_at(event.created_at), event.id, event.created_at, w.id, 'dispatch', now(), now(), l.lane, ${HELD_IN_LANE}
            from event, webhook_endpoints w cross join lateral (select ${laneOf('$6::text')} as lane) l
           where ${SUBSCRIBED}
          returning endpoint_id, lane
@@ -115,7 +114,7 @@ export const eventStore = (db: Db) => ({
     const { rows } = await db.query<Queued>(
       `with queued as (
          insert into deliveries (${QUEUED_COLUMNS})
-         select $1, uuid_v7_at($4), $2, $4, w.id, 'replay', now(), now(), l.lane, ${HELD}
+         select $1, uuid_v7_at($4), $2, $4, w.id, 'replay', now(), now(), l.lane, ${HELD_IN_LANE}
            from webhook_endpoints w cross join lateral (select ${laneOf('$5::text')} as lane) l
           where ${SUBSCRIBED}
          returning endpoint_id, lane
@@ -137,7 +136,7 @@ export const eventStore = (db: Db) => ({
          returning id, created_at
        ), queued as (
          insert into deliveries (${QUEUED_COLUMNS})
-         select $1, uuid_v7_at(event.created_at), event.id, event.created_at, w.id, 'test', now(), now(), l.lane, ${HELD}
+         select $1, uuid_v7_at(event.created_at), event.id, event.created_at, w.id, 'test', now(), now(), l.lane, ${HELD_IN_LANE}
            from event, webhook_endpoints w cross join lateral (select ${laneOf('null::text')} as lane) l
           where w.project_id = $1 and w.id = $2
          returning endpoint_id, lane
@@ -164,7 +163,7 @@ export const eventStore = (db: Db) => ({
        ), queued as (
          insert into deliveries (${QUEUED_COLUMNS})
          select event.project_id, uuid_v7_at(event.created_at), event.id, event.created_at, w.id, 'dispatch', now(),
-                now(), l.lane, ${HELD}
+                now(), l.lane, ${HELD_IN_LANE}
            from event
            join webhook_endpoints w on w.project_id = event.project_id and w.active
                                    and subscribes(w.event_types, event.type)

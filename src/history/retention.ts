@@ -9,6 +9,13 @@
 // Every step is idempotent and safe with several workers at once (the partition function takes a lock).
 import type { Database, Db } from '../db/database.ts';
 
+/**
+ * The oldest time a project's history holds, as SQL: its own retention, else the installation's (`days`,
+ * a parameter); `project` is the parameter holding the project's id.
+ */
+export const projectHorizon = (project: string, days: string) =>
+  `now() - make_interval(days => coalesce((select retention_days from projects where id = ${project}), ${days}::int))`;
+
 const DAY_MS = 86_400_000;
 export const DAYS_AHEAD = 7;
 const REDACT_BATCH = 1000;
