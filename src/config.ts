@@ -21,6 +21,10 @@ export interface Config {
   /** PLATFORM_ENCRYPTION_KEY: base64 32-byte keys, newest first (see crypto.ts) */
   encryptionKey: string | undefined;
   rateLimit: { perSecond: number; burst: number };
+  /** REDIS_URL: request rate limits shared by every API process (each process alone without it) */
+  redisUrl: string | undefined;
+  /** PLATFORM_METRICS_PORT and PLATFORM_METRICS_HOST: the Prometheus listener, off when no port is set */
+  metrics: { host: string; port: number } | undefined;
   retryScheduleSeconds: number[];
   deliveryTimeoutMs: number;
   /** daily limits of every project (overridable per project): PLATFORM_DAILY_LIMITS */
@@ -56,6 +60,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
   }
+  const redisUrl = env.REDIS_URL?.trim() || undefined;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
+  }
   return {
     env: platformEnv as Environment,
     host: env.HOST || '127.0.0.1',
@@ -71,6 +79,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perSecond: integer(env, 'PLATFORM_RATE_LIMIT_PER_SECOND', 100, 0, 1_000_000),
       burst: integer(env, 'PLATFORM_RATE_LIMIT_BURST', 200, 0, 1_000_000),
     },
+    redisUrl,
+    metrics:
+      env.PLATFORM_METRICS_PORT === undefined || env.PLATFORM_METRICS_PORT === ''
+        ? undefined
+        : {
+            host: env.PLATFORM_METRICS_HOST || '127.0.0.1',
+            port: integer(env, 'PLATFORM_METRICS_PORT', 0, 0, 65535),
+          },
     retryScheduleSeconds: retrySchedule(env.PLATFORM_RETRY_SCHEDULE ?? '5,300,1800,7200,18000,36000,36000'),
     deliveryTimeoutMs: integer(env, 'PLATFORM_DELIVERY_TIMEOUT_MS', 15_000, 1, 600_000),
     dailyLimits: dailyLimits(env.PLATFORM_DAILY_LIMITS ?? DEFAULT_DAILY_LIMITS),

@@ -14,10 +14,12 @@ import { healthService } from './health/service.ts';
 import { KeyActivity } from './keys/activity.ts';
 import { type KeyCache, keyCache } from './keys/cache.ts';
 import { keyService } from './keys/service.ts';
+import { Metrics } from './metrics/metrics.ts';
 import { type UsageLimits, usageLimits } from './usage/limits.ts';
 import { Meter } from './usage/meter.ts';
 import { tokenBuckets } from './usage/rate-limits.ts';
 import { type RequestLimits, requestLimits } from './usage/request-limits.ts';
+import { type SharedTokenBuckets, sharedTokenBuckets } from './usage/shared-rate-limits.ts';
 import { type Resolver, systemResolver } from './webhooks/address-policy.ts';
 
 /** What every part of a process shares; nothing else is global. */
@@ -29,8 +31,12 @@ export interface Context {
   /** How webhook host names are resolved for the address policy. */
   resolve: Resolver;
   meter: Meter;
+  /** this process's Prometheus metrics (served when PLATFORM_METRICS_PORT is set) */
+  metrics: Metrics;
   limits: UsageLimits;
   requestLimits: RequestLimits;
+  /** the request rate limits every API process shares, when REDIS_URL is set */
+  sharedLimits: SharedTokenBuckets | undefined;
   /** In-process signals: 'deliveries' when a commit queued some (wakes a worker sharing the process). */
   signals: EventEmitter<{ deliveries: [] }>;
   db: Database;
@@ -65,12 +71,29 @@ export function createContext(options: ContextOptions): Context {
   const registry = options.registry ?? new CapabilityRegistry();
   registry.register(CORE_CAPABILITY);
   const clock = options.clock ?? systemClock;
-  const meter = new Meter({ db, clock, log });
+  const metrics = new Metrics({
+    enabled: config.metrics !== undefined,
+    version: config.version,
+    commit: config.commit,
+  });
+  const meter = new Meter({ db, clock, log, metrics });
   const limits = usageLimits({ db, clock, meter, defaults: config.dailyLimits });
+  const local = tokenBuckets(config.rateLimit);
+  const sharedLimits = config.redisUrl
+    ? sharedTokenBuckets({
+        url: config.redisUrl,
+        ...config.rateLimit,
+        local,
+        log,
+        onFallback: () => metrics.sharedLimitFallbacks.inc(),
+      })
+    : undefined;
   return {
     meter,
+    metrics,
     limits,
-    requestLimits: requestLimits({ rateLimits: tokenBuckets(config.rateLimit), limits, meter, config }),
+    requestLimits: requestLimits({ rateLimits: sharedLimits ?? local, limits, meter, config }),
+    sharedLimits,
     config,
     clock,
     keyring,

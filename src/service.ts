@@ -6,6 +6,8 @@ import { startJobs } from './delivery/jobs.ts';
 import { DeliveryWorker } from './delivery/worker.ts';
 import { type App, buildApp } from './http/app.ts';
 import { startMaintenance } from './maintenance.ts';
+import { registerScraped } from './metrics/scraped.ts';
+import { type MetricsListener, serveMetrics } from './metrics/server.ts';
 
 export interface ServiceOptions extends ContextOptions {
   /** run the HTTP API */
@@ -18,6 +20,8 @@ export interface Service {
   context: Context;
   app: App | undefined;
   worker: DeliveryWorker | undefined;
+  /** the metrics listener's address once started, when PLATFORM_METRICS_PORT is set */
+  readonly metricsAddress: string | undefined;
   /** Starts the parts: the usage meter, the worker and housekeeping, then the API's listener (its address). */
   start(listen?: { port: number; host: string }): Promise<string | undefined>;
   /** Stops in order: no new requests and in-flight ones finished, the worker, the last usage counts. */
@@ -30,14 +34,34 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const worker = options.worker ? new DeliveryWorker(context) : undefined;
   let stopMaintenance: (() => void) | undefined;
   let stopJobs: (() => Promise<void>) | undefined;
+  let metricsListener: MetricsListener | undefined;
+  const { metrics, config } = context;
+  if (metrics.enabled) {
+    registerScraped(metrics, {
+      db: context.db,
+      usageFlushLag: () => context.meter.flushLagSeconds(),
+      worker: worker && { inUse: () => worker.inUse, limit: worker.limit },
+      sharedLimits: app && context.sharedLimits?.shared,
+    });
+  }
   return {
     context,
     app,
     worker,
+    get metricsAddress() {
+      return metricsListener?.address;
+    },
     async start(listen) {
       context.meter.start();
       context.limits.start();
-      if (app) context.keyActivity.start();
+      if (app) {
+        context.keyActivity.start();
+        context.sharedLimits?.start();
+      }
+      if (config.metrics) {
+        metricsListener = await serveMetrics(metrics, config.metrics, context.log);
+        context.log.info({ address: metricsListener.address }, 'metrics listening');
+      }
       if (worker) {
         await worker.start();
         stopMaintenance = startMaintenance(context);
@@ -53,6 +77,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       await context.keyActivity.stop(); // when keys were last used
       await context.limits.stop(); // unused allowance goes back to the day
       await context.meter.stop(); // the last second of usage counts
+      await context.sharedLimits?.stop();
+      await metricsListener?.close(); // last: a scrape during the stop still answers
     },
   };
 }

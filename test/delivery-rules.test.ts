@@ -86,6 +86,9 @@ describe('delivery rules while nothing is delivering', () => {
       return body.status === 'degraded' && body;
     });
     assert.equal(health.queue, 'up');
+    assert.deepEqual(health.reasons, [
+      { code: 'no_worker', message: 'deliveries are due and no delivery worker has reported in for 60 s' },
+    ]);
     await service.db.query(`insert into worker_heartbeats values ('w', 'h', 1, now(), now())`);
     await eventually(async () => (await request('GET', '/api/health')).body.status === 'ok');
   });

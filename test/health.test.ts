@@ -40,6 +40,7 @@ describe('GET /api/health', () => {
       queueFailed24h: 0,
       webhooksDead24h: 0,
       breakers: [{ provider: 'sms-gateway', state: 'closed' }],
+      reasons: [],
       lastMigration: MIGRATIONS.at(-1)?.name,
       history: {
         retentionDays: 30,
@@ -59,6 +60,9 @@ describe('GET /api/health', () => {
     assert.equal(response.status, 200);
     assert.equal(response.body.status, 'degraded');
     assert.deepEqual(response.body.breakers, [{ provider: 'sms-gateway', state: 'open' }]);
+    assert.deepEqual(response.body.reasons, [
+      { code: 'breaker_open', message: 'the circuit breaker of sms-gateway is open' },
+    ]);
     breaker.state = 'closed';
   });
 
@@ -68,6 +72,11 @@ describe('GET /api/health', () => {
     try {
       const response = await service.request('GET', '/api/health', { key: tenant.key });
       assert.equal(response.body.status, 'degraded');
+      assert.deepEqual(
+        response.body.reasons.map((r: { code: string }) => r.code),
+        ['migrations_pending'],
+      );
+      assert.match(response.body.reasons[0].message, /^1 migrations of this build are not applied/);
       const ready = await service.request('GET', '/readyz');
       assert.equal(ready.status, 503, 'not ready on a database whose migrations are pending');
       assert.deepEqual(ready.body, { status: '1 migrations pending' });
@@ -91,6 +100,9 @@ describe('GET /api/health', () => {
       assert.equal(health.status, 503);
       assert.equal(health.body.db, 'down');
       assert.equal(health.body.status, 'degraded');
+      assert.deepEqual(health.body.reasons, [
+        { code: 'database_down', message: 'the database did not answer within a second' },
+      ]);
       assert.equal(health.body.lastMigration, MIGRATIONS.at(-1)?.name, 'the last known migration is kept');
 
       const healthUnseenKey = await service.request('GET', '/api/health', { key: unseen.key });

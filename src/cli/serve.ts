@@ -48,6 +48,7 @@ async function runService(config: Config, parts: { api: boolean; worker: boolean
   const address = await service.start({ port: config.port, host: config.host });
   // Printed whatever the log level: the worker's id, and the address to use.
   if (service.worker) console.log(`platform-core delivery worker ${service.worker.id} running`);
+  if (service.metricsAddress) console.log(`platform-core metrics on ${service.metricsAddress}/metrics`);
   if (address) {
     log.info({ address, embedded: !config.databaseUrl }, 'listening');
     console.log(`platform-core listening on ${address}`);

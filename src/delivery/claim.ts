@@ -74,10 +74,10 @@ type Action = { due: Due; action: 'claim' | 'push'; at: number };
 export async function claim(
   db: Database,
   options: { limit: number; leaseSeconds: number; token: string; leftOut: string[] },
-): Promise<{ runs: Run[]; due: number; nextSlot: number | null; claimedAt: number }> {
+): Promise<{ runs: Run[]; due: number; pushed: number; nextSlot: number | null; claimedAt: number }> {
   return db.transaction(async (tx) => {
     const due = await dueDeliveries(tx, options.limit, options.leftOut);
-    if (due.length === 0) return { runs: [], due: 0, nextSlot: null, claimedAt: 0 };
+    if (due.length === 0) return { runs: [], due: 0, pushed: 0, nextSlot: null, claimedAt: 0 };
     const now = due[0]?.now as number;
     const cancel = due.filter((d) => !d.found || !d.active);
     const paused = due.filter((d) => d.found && d.active && d.paused);
@@ -97,7 +97,7 @@ export async function claim(
       }));
     const pushed = actions.actions.filter((a) => a.action === 'push').map((a) => a.at);
     const nextSlot = pushed.length > 0 ? Math.min(...pushed) * 1000 : null;
-    return { runs: leased, due: due.length, nextSlot, claimedAt: now * 1000 };
+    return { runs: leased, due: due.length, pushed: pushed.length, nextSlot, claimedAt: now * 1000 };
   });
 }
 

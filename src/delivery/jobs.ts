@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { Database, Db } from '../db/database.ts';
 import { notFound } from '../errors.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import { DELIVERIES_CHANNEL } from './channel.ts';
 import { HELD_IN_LANE, laneOf, settleLanes } from './lanes.ts';
 
@@ -104,13 +105,20 @@ async function runBatch(db: Database, job: Claimed): Promise<boolean> {
 }
 
 /** Runs jobs in a worker process: looks for one every pollMs, and runs it to its end. */
-export function startJobs(deps: { db: Database; log: Logger; pollMs: number }): () => Promise<void> {
+export function startJobs(deps: {
+  db: Database;
+  log: Logger;
+  pollMs: number;
+  metrics?: Pick<Metrics, 'jobs'>;
+}): () => Promise<void> {
   let running: Promise<void> | undefined; // one look at a time: a long job is not overlapped
   let stopped = false;
   const tick = async () => {
     for (let job = await claimJob(deps.db); job && !stopped; job = await claimJob(deps.db)) {
       while (!stopped && (await runBatch(deps.db, job))) {}
-      if (!stopped) deps.log.info({ job: job.id, done: job.done }, 'job done');
+      if (stopped) break;
+      deps.metrics?.jobs.inc();
+      deps.log.info({ job: job.id, done: job.done }, 'job done');
     }
   };
   const timer = setInterval(() => {

@@ -38,3 +38,38 @@ export async function queueCounts(db: Db): Promise<QueueCounts> {
     ),
   );
 }
+
+/** The queue as an operator watches it: what waits and why, what is in flight, and who works it. */
+export interface QueueFigures {
+  /** pending deliveries by what they wait for */
+  deliveries: { due: number; in_flight: number; scheduled: number; paused: number; ordered: number };
+  /** seconds the oldest due delivery has been waiting for a worker (0 when none is due) */
+  oldestDueAgeSeconds: number;
+  /** worker processes that reported in within 60 s */
+  workers: number;
+}
+
+/**
+ * One statement over the pending deliveries only (the partial index of pending rows: its cost grows with
+ * the backlog, not with the history) and the workers' heartbeats.
+ */
+export async function queueFigures(db: Db): Promise<QueueFigures> {
+  const row = onlyRow(
+    await db.query<QueueFigures['deliveries'] & { oldest: number; workers: number }>(
+      `with pending as (
+         select held, next_attempt_at, lease_until >= now() as leased from deliveries where state = 'pending'
+       )
+       select count(*) filter (where held is null and next_attempt_at <= now() and not coalesce(leased, false))::int as due,
+              count(*) filter (where leased)::int as in_flight,
+              count(*) filter (where held is null and next_attempt_at > now() and not coalesce(leased, false))::int as scheduled,
+              count(*) filter (where held = 'paused')::int as paused,
+              count(*) filter (where held = 'ordered')::int as ordered,
+              coalesce(extract(epoch from now() - min(next_attempt_at)
+                         filter (where held is null and next_attempt_at <= now() and not coalesce(leased, false))), 0)::float8 as oldest,
+              (select count(*) from worker_heartbeats where seen_at > now() - interval '60 seconds')::int as workers
+         from pending`,
+    ),
+  );
+  const { oldest, workers, ...deliveries } = row;
+  return { deliveries, oldestDueAgeSeconds: oldest, workers };
+}

@@ -18,6 +18,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Keyring } from '../crypto.ts';
 import type { Database } from '../db/database.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { Meter } from '../usage/meter.ts';
 import type { Resolver } from '../webhooks/address-policy.ts';
 import { DELIVERIES_CHANNEL } from './channel.ts';
@@ -43,6 +44,10 @@ export interface WorkerDeps {
   log: Logger;
   /** counts core/webhook_deliveries (attempts) */
   meter?: Meter;
+  metrics?: Pick<
+    Metrics,
+    'attempts' | 'attemptDuration' | 'deliveryLag' | 'throttled' | 'runLength' | 'recordRetries'
+  >;
   /** in-process wake-ups when the API shares the process */
   signals?: EventEmitter<{ deliveries: [] }>;
 }
@@ -111,6 +116,15 @@ export class DeliveryWorker {
     this.heldPerEndpoint = 2 * this.perEndpoint;
   }
 
+  /** Runs of deliveries being sent now, and the most at once. */
+  get inUse(): number {
+    return this.inFlight;
+  }
+
+  get limit(): number {
+    return this.concurrency;
+  }
+
   async start(): Promise<void> {
     this.running = true;
     const startedAt = new Date();
@@ -174,13 +188,14 @@ export class DeliveryWorker {
         const token = randomUUID();
         // The claim's transaction reads the database's clock as it begins: this is the same moment here.
         const claimedHere = Date.now();
-        const { runs, due, nextSlot, claimedAt } = await claim(this.deps.db, {
+        const { runs, due, pushed, nextSlot, claimedAt } = await claim(this.deps.db, {
           limit,
           leaseSeconds: this.leaseSeconds,
           token,
           leftOut: saturated,
         });
         for (const run of runs) this.enqueue({ run, token, claimedHere, stopped: false });
+        this.counted(runs, pushed);
         if (nextSlot !== null) this.wakeAt(claimedHere + nextSlot - claimedAt);
         this.backlog = due === limit;
       } while (this.running && (this.fillAgain || this.roomToClaim()));
@@ -349,8 +364,24 @@ export class DeliveryWorker {
     return { state: 'pending', retryIn };
   }
 
+  /** A claim's figures: the runs it handed over, and the deliveries it pushed to their rate's slots. */
+  private counted(runs: Run[], pushed: number) {
+    const metrics = this.deps.metrics;
+    if (!metrics) return;
+    for (const run of runs) metrics.runLength.observe(run.deliveries.length);
+    if (pushed > 0) metrics.throttled.inc(pushed);
+  }
+
   private complete(completion: Completion) {
     this.deps.meter?.count(completion.projectId, 'core', 'webhook_deliveries');
+    const metrics = this.deps.metrics;
+    if (metrics) {
+      const outcome = completion.state === 'pending' ? 'failed' : completion.state;
+      metrics.attempts.inc({ outcome });
+      metrics.attemptDuration.observe({ outcome }, completion.durationMs / 1000);
+      if (completion.succeeded)
+        metrics.deliveryLag.observe((Date.now() - completion.eventCreatedAt.getTime()) / 1000);
+    }
     this.completions.push(completion);
     if (this.completions.length >= FLUSH_AT) void this.flush();
     else this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
@@ -368,6 +399,7 @@ export class DeliveryWorker {
         await recordAttempts(this.deps.db, batch, this.deps.config.disableAfterDead);
         for (const completion of batch) if (completion.gone) this.gone.delete(completion.endpointId);
       } catch (error) {
+        this.deps.metrics?.recordRetries.inc();
         this.deps.log.warn({ err: error, attempts: batch.length }, 'recording attempts failed; retrying');
         this.completions = batch.concat(this.completions);
         this.flushTimer ??= setTimeout(() => void this.flush(), 1000);

@@ -8,6 +8,7 @@ import { settleLanes } from '../delivery/lanes.ts';
 import { normalizeSubject, type SubjectHasher } from '../erasure/subject.ts';
 import { notFound, PlatformError } from '../errors.ts';
 import { newId } from '../history/ids.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { UsageLimits } from '../usage/limits.ts';
 import type { Meter } from '../usage/meter.ts';
 import { eventStore, type Queued } from './store.ts';
@@ -37,6 +38,7 @@ export interface EventDeps {
   hashSubject: SubjectHasher;
   limits: UsageLimits;
   meter: Meter;
+  metrics: Pick<Metrics, 'published'>;
   /** checks an event's data against its type's schema in the catalogue (catalogue/service.ts) */
   checkData: (projectId: string, type: string, data: object) => Promise<void>;
   /** the time events take (their ids carry it) */
@@ -100,7 +102,10 @@ export const eventService = (tx: Db, deps: EventDeps) => {
       // Taken before the first statement (no connection is held yet); given back if nothing commits.
       const giveBack = await deps.limits.take(projectId, 'core', 'events_published');
       deps.onRollback(giveBack);
-      deps.onCommit(() => deps.meter.count(projectId, 'core', 'events_published'));
+      deps.onCommit(() => {
+        deps.meter.count(projectId, 'core', 'events_published');
+        deps.metrics.published.inc();
+      });
       const { type, data, orderingKey } = publication;
       return service.emit({ projectId, type, data, subjects, orderingKey });
     },

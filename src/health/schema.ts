@@ -17,6 +17,21 @@ export const HealthSchema = Type.Object(
         state: Type.Union([Type.Literal('closed'), Type.Literal('open'), Type.Literal('half_open')]),
       }),
     ),
+    reasons: Type.Array(
+      Type.Object({
+        code: Type.Union([
+          Type.Literal('database_down'),
+          Type.Literal('migrations_pending'),
+          Type.Literal('no_worker'),
+          Type.Literal('breaker_open'),
+        ]),
+        message: Type.String(),
+      }),
+      {
+        description:
+          'an addition to the spec’s record: why the status is degraded, one entry per cause (empty when ok)',
+      },
+    ),
     lastMigration: Type.Union([Type.String(), Type.Null()]),
     history: Type.Object(
       {

@@ -20,10 +20,18 @@ export interface Health {
   queueFailed24h: number;
   webhooksDead24h: number;
   breakers: { provider: string; state: string }[];
+  /** why the status is degraded: one entry per cause (empty when ok) */
+  reasons: HealthReason[];
   lastMigration: string | null;
   history: { retentionDays: number; horizon: string | null; oldestPartition: string | null };
   /** the endpoints of the key's project (the route adds them) */
   endpoints?: { id: string; state: 'active' | 'paused' | 'disabled'; waiting: number }[];
+}
+
+/** A cause of a degraded status: a stable code, and what it means here. */
+export interface HealthReason {
+  code: 'database_down' | 'migrations_pending' | 'no_worker' | 'breaker_open';
+  message: string;
 }
 
 const NOTHING_KNOWN: Omit<Figures, 'history'> = {
@@ -75,6 +83,35 @@ function periodic<T>(maxAgeMs: number, read: () => Promise<T>) {
   };
 }
 
+function reasonsOf(state: {
+  up: boolean;
+  pendingMigrations: number;
+  workerStale: boolean;
+  breakers: Health['breakers'];
+}): HealthReason[] {
+  const reasons: HealthReason[] = [];
+  if (!state.up)
+    reasons.push({ code: 'database_down', message: 'the database did not answer within a second' });
+  if (state.pendingMigrations > 0) {
+    reasons.push({
+      code: 'migrations_pending',
+      message: `${state.pendingMigrations} migrations of this build are not applied: run platform migrate`,
+    });
+  }
+  if (state.workerStale) {
+    reasons.push({
+      code: 'no_worker',
+      message: 'deliveries are due and no delivery worker has reported in for 60 s',
+    });
+  }
+  for (const breaker of state.breakers) {
+    if (breaker.state === 'open') {
+      reasons.push({ code: 'breaker_open', message: `the circuit breaker of ${breaker.provider} is open` });
+    }
+  }
+  return reasons;
+}
+
 export function healthService(deps: { config: Config; db: Database; registry: CapabilityRegistry }) {
   const { config, db, registry } = deps;
   // Kept from the last successful read so an outage still reports what was last known.
@@ -101,24 +138,24 @@ export function healthService(deps: { config: Config; db: Database; registry: Ca
   return {
     async report(): Promise<{ statusCode: 200 | 503; body: Health }> {
       const up = await db.ping(PING_TIMEOUT_MS);
-      let pendingMigrations = false;
+      let pendingMigrations = 0;
       if (up) {
         try {
           const applied = await appliedMigrations(db);
           lastMigration = applied.at(-1) ?? null;
-          pendingMigrations = MIGRATIONS.some((m) => !applied.includes(m.name));
+          pendingMigrations = MIGRATIONS.filter((m) => !applied.includes(m.name)).length;
         } catch {
           // as for the figures: the last known
         }
       }
       const { state: queue, counts: queueCounted, history: kept } = await figures(up);
       const breakers = registry.breakers();
-      const degraded =
-        !up || pendingMigrations || queue.workerStale || breakers.some((b) => b.state === 'open');
+      const reasons = reasonsOf({ up, pendingMigrations, workerStale: queue.workerStale, breakers });
       return {
         statusCode: up ? 200 : 503,
         body: {
-          status: degraded ? 'degraded' : 'ok',
+          status: reasons.length > 0 ? 'degraded' : 'ok',
+          reasons,
           env: config.env,
           version: config.version,
           commit: config.commit,

@@ -19,6 +19,7 @@ import { type Drain, registerDrain } from './drain.ts';
 import { toPlatformError } from './fault.ts';
 import { registerIdempotency } from './idempotency.ts';
 import { registerRequestLimits } from './limits.ts';
+import { registerRequestMetrics } from './metrics.ts';
 import { errorsPage, ProblemSchema } from './problems.ts';
 import { adminAuditRoutes } from './routes/admin/audit.ts';
 import { adminProjectRoutes } from './routes/admin/projects.ts';
@@ -70,6 +71,7 @@ export async function buildApp(context: Context): Promise<App> {
           : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
             ? new PlatformError('NOT_FOUND', 'no such resource')
             : toPlatformError(error);
+      context.metrics.problem(failure.code);
       context.log.info(
         { requestId: request.id, method: request.method, status: failure.status, code: failure.code },
         'request refused before routing',
@@ -102,6 +104,7 @@ export async function buildApp(context: Context): Promise<App> {
     },
   });
 
+  if (context.metrics.enabled) registerRequestMetrics(app, context.metrics);
   const log = context.log;
   if (log.isLevelEnabled('info')) {
     app.addHook('onResponse', (request, reply, done) => {
@@ -132,6 +135,7 @@ export async function buildApp(context: Context): Promise<App> {
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     const failure =
       error instanceof PlatformError ? error : toPlatformError(error, request.routeOptions.bodyLimit);
+    context.metrics.problem(failure.code);
     if (failure.status >= 500) {
       // the one place a fault is logged with its stack; the body carries only the request id
       request.log.error({ err: error, requestId: request.id }, `request failed: ${failure.code}`);

@@ -9,6 +9,7 @@ import type { Database, Db, TransactionHooks } from '../db/database.ts';
 import { PlatformError, problemBody } from '../errors.ts';
 import { type Outcome, runIdempotent } from '../idempotency/pipeline.ts';
 import { fingerprint, parseIdempotencyKey } from '../idempotency/protocol.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import { principalOf } from './auth.ts';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -31,8 +32,14 @@ declare module 'fastify' {
 
 export function registerIdempotency(
   app: FastifyInstance,
-  deps: { db: Database; clock: Clock; keyring: Keyring },
+  deps: { db: Database; clock: Clock; keyring: Keyring; metrics: Pick<Metrics, 'idempotency'> },
 ) {
+  const counted: Record<Outcome['kind'], { inc(): void }> = {
+    done: deps.metrics.idempotency.labels('fresh'),
+    replayed: deps.metrics.idempotency.labels('replayed'),
+    busy: deps.metrics.idempotency.labels('in_progress'),
+    reused: deps.metrics.idempotency.labels('reused'),
+  };
   app.decorateRequest('idempotencyKey', null);
   app.decorateRequest('tx', null);
   app.decorateRequest('txHooks', null);
@@ -93,6 +100,7 @@ export function registerIdempotency(
             ? { status: error.status, body: problemBody(error, request.id), headers: error.options.headers }
             : undefined,
       });
+      counted[outcome.kind].inc();
       return send(reply, outcome);
     };
   }

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import { type Increment, usageStore } from './store.ts';
 
 const FLUSH_MS = 1000;
@@ -32,13 +33,25 @@ export class Meter {
   /** today's UTC day as text, remade only when the day changes (counting is on every request's path) */
   private today = { number: -1, text: '' };
 
-  constructor(deps: { db: Db; clock: Clock; log: Logger }) {
+  private readonly metrics: Pick<Metrics, 'usageFlushFailures'> | undefined;
+  /** when (performance.now) the oldest count not in the database was made: of the buffer, of the unsent */
+  private since = { buffer: 0, unsent: 0 };
+
+  constructor(deps: { db: Db; clock: Clock; log: Logger; metrics?: Pick<Metrics, 'usageFlushFailures'> }) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.log = deps.log;
+    this.metrics = deps.metrics;
+  }
+
+  /** Seconds the oldest count not yet in the database has waited (0 when every count landed). */
+  flushLagSeconds(): number {
+    const oldest = this.unsent ? this.since.unsent : this.buffer.size > 0 ? this.since.buffer : undefined;
+    return oldest === undefined ? 0 : (performance.now() - oldest) / 1000;
   }
 
   count(projectId: string, capability: string, metric: string, n = 1): void {
+    if (this.buffer.size === 0) this.since.buffer = performance.now();
     const increment = { projectId, day: this.dayOf(this.clock.now()), capability, metric, count: n };
     const key = keyOf(increment);
     const existing = this.buffer.get(key);
@@ -81,6 +94,7 @@ export class Meter {
     this.flushing = this.flushing.then(async () => {
       if (!this.unsent && this.buffer.size > 0) {
         this.unsent = { number: ++this.flushes, increments: [...this.buffer.values()] };
+        this.since.unsent = this.since.buffer;
         this.buffer = new Map();
       }
       if (!this.unsent) return;
@@ -89,6 +103,7 @@ export class Meter {
         this.unsent = undefined;
         this.landed++;
       } catch (error) {
+        this.metrics?.usageFlushFailures.inc();
         this.log.warn({ err: error }, 'usage flush failed; retrying with the same flush number');
       }
     });

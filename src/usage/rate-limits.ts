@@ -1,6 +1,6 @@
 // Request rate limits: a token bucket per API key, `perSecond` refill up to `burst`.
-// Per process, on purpose: sharing buckets through PostgreSQL would add a database round trip to every
-// request. With N API processes a key gets up to N times the rate; size the limits with that in mind.
+// These are one process's buckets: with N API processes and no REDIS_URL a key gets up to N times its
+// rate. With REDIS_URL the processes share buckets (shared-rate-limits.ts), and these are the fallback.
 import { LRUCache } from 'lru-cache';
 
 const MAX_BUCKETS = 100_000;

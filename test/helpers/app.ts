@@ -25,6 +25,8 @@ export interface TestService {
   db: Database;
   context: Context;
   worker: DeliveryWorker | undefined;
+  /** the metrics listener (http://host:port), when PLATFORM_METRICS_PORT is set */
+  metricsAddress: string | undefined;
   /** A new project and a key for it (every scope unless scopes are given). */
   tenant(scopes?: readonly Scope[], mode?: 'test' | 'live'): Promise<Tenant>;
   /** An operator's key (every operator scope unless scopes are given). */
@@ -149,6 +151,7 @@ export async function startService(
     baseUrl: address,
     app,
     worker: workerService?.worker ?? service.worker,
+    metricsAddress: service.metricsAddress,
     db,
     context,
     request,
