@@ -1,5 +1,5 @@
-// Child processes for tests and benchmarks: run a script with this Node (the pinned Node 24), collect its
-// output, wait for a line of it, and stop it.
+// Child processes for tests and benchmarks: run a script with this Node (the pinned Node 24) or another
+// program (Prometheus, Redis), collect its output, wait for a line of it, and stop it.
 import { type ChildProcess, spawn } from 'node:child_process';
 
 export interface Child {
@@ -18,10 +18,12 @@ export function spawnNode(
   env: NodeJS.ProcessEnv,
   nodeFlags: string[] = [],
 ): Child {
-  const child = spawn(process.execPath, [...nodeFlags, script, ...args], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return spawnProgram(process.execPath, [...nodeFlags, script, ...args], env, script);
+}
+
+/** Runs a program in the given environment; `name` is how failures name it. */
+export function spawnProgram(program: string, args: string[], env: NodeJS.ProcessEnv, name = program): Child {
+  const child = spawn(program, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const listeners = new Set<() => void>();
   const append = (chunk: Buffer) => {
@@ -30,6 +32,7 @@ export function spawnNode(
   };
   child.stdout?.on('data', append);
   child.stderr?.on('data', append);
+  child.on('error', (error) => append(Buffer.from(`${name}: ${error.message}\n`))); // e.g. not installed
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     child,
@@ -37,7 +40,7 @@ export function spawnNode(
     waitFor(pattern, timeoutMs = 60_000) {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(
-          () => reject(new Error(`${script}: no ${pattern} after ${timeoutMs} ms\n${output.slice(-2000)}`)),
+          () => reject(new Error(`${name}: no ${pattern} after ${timeoutMs} ms\n${output.slice(-2000)}`)),
           timeoutMs,
         );
         const check = () => {
@@ -52,7 +55,7 @@ export function spawnNode(
           if (pattern.test(output)) return;
           clearTimeout(timer);
           listeners.delete(check);
-          reject(new Error(`${script} exited (${code}) before ${pattern}:\n${output.slice(-2000)}`));
+          reject(new Error(`${name} exited (${code}) before ${pattern}:\n${output.slice(-2000)}`));
         });
         check();
       });
