@@ -8,6 +8,7 @@ import { growth } from './growth.ts';
 import { idempotentWrite } from './idempotent-write.ts';
 import { deliveryLatency } from './latency.ts';
 import { type BenchResult, benchDatabase, environment, writeResults } from './lib.ts';
+import { metrics } from './metrics.ts';
 import { startup } from './startup.ts';
 
 const SUITE: Record<string, (url: string, embedded: boolean) => Promise<BenchResult>> = {
@@ -18,6 +19,7 @@ const SUITE: Record<string, (url: string, embedded: boolean) => Promise<BenchRes
   isolation,
   'ordered-delivery': orderedDelivery,
   fairness,
+  metrics,
   startup,
   growth,
 };
