@@ -21,7 +21,7 @@ import { migrated, seedTenants } from './seed.ts';
 const CONNECTIONS = 32;
 const DURATION = 5;
 const ROUNDS = 8;
-const SCRAPE_EVERY_MS = 1000;
+const SCRAPE_EVERY_MS = Number(process.env.BENCH_SCRAPE_MS ?? 1000);
 /** Linux's clock ticks per second, in which /proc/<pid>/stat counts CPU time */
 const TICKS = 100;
 

@@ -40,7 +40,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     registerScraped(metrics, {
       db: context.db,
       usageFlushLag: () => context.meter.flushLagSeconds(),
-      worker: worker && { inUse: () => worker.inUse, limit: worker.limit },
+      worker: worker && { inUse: () => worker.inUse, limit: config.workerConcurrency },
       sharedLimits: app && context.sharedLimits?.shared,
     });
   }

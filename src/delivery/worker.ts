@@ -23,8 +23,9 @@ import type { Meter } from '../usage/meter.ts';
 import type { Resolver } from '../webhooks/address-policy.ts';
 import { DELIVERIES_CHANNEL } from './channel.ts';
 import { type ClaimedDelivery, claim, type Run } from './claim.ts';
+import { type AttemptMetrics, countAttempt, nextState } from './outcome.ts';
 import { LOOKAHEAD_S } from './pacing.ts';
-import { createSender, type SendResult } from './sender.ts';
+import { createSender } from './sender.ts';
 import { signatureHeader, signingKeyCache } from './signing.ts';
 import { type Completion, deliveryStore, recordAttempts } from './store.ts';
 
@@ -34,7 +35,6 @@ const FLUSH_AT = 200;
 // Attempts are recorded in batches, at most this long after they end; a run of an ordered lane is
 // recorded as soon as it ends, because its lane moves on only once it is.
 const FLUSH_AFTER_MS = 20;
-const MAX_RETRY_AFTER_SECONDS = 3600;
 
 export interface WorkerDeps {
   db: Database;
@@ -44,10 +44,7 @@ export interface WorkerDeps {
   log: Logger;
   /** counts core/webhook_deliveries (attempts) */
   meter?: Meter;
-  metrics?: Pick<
-    Metrics,
-    'attempts' | 'attemptDuration' | 'deliveryLag' | 'throttled' | 'runLength' | 'recordRetries'
-  >;
+  metrics?: Pick<Metrics, AttemptMetrics | 'throttled' | 'runLength' | 'recordRetries'>;
   /** in-process wake-ups when the API shares the process */
   signals?: EventEmitter<{ deliveries: [] }>;
 }
@@ -67,7 +64,6 @@ export class DeliveryWorker {
   private readonly store: ReturnType<typeof deliveryStore>;
   private readonly sender: ReturnType<typeof createSender>;
   private readonly signingKeys: ReturnType<typeof signingKeyCache>;
-  private readonly maxAttempts: number;
   private readonly leaseSeconds: number;
   private readonly concurrency: number;
   private readonly perEndpoint: number;
@@ -107,7 +103,6 @@ export class DeliveryWorker {
       timeoutMs: config.deliveryTimeoutMs,
       userAgent: `platform-core/${config.version}`,
     });
-    this.maxAttempts = config.retryScheduleSeconds.length + 1;
     // A lease outlives a send (its timeout) with room for waiting behind the per-endpoint cap; it is also
     // how long the deliveries of a crashed worker wait before another takes them (60 s by default).
     this.leaseSeconds = Math.max(10, Math.ceil((4 * config.deliveryTimeoutMs) / 1000));
@@ -116,13 +111,9 @@ export class DeliveryWorker {
     this.heldPerEndpoint = 2 * this.perEndpoint;
   }
 
-  /** Runs of deliveries being sent now, and the most at once. */
+  /** Runs of deliveries being sent now (at most PLATFORM_WORKER_CONCURRENCY). */
   get inUse(): number {
     return this.inFlight;
-  }
-
-  get limit(): number {
-    return this.concurrency;
   }
 
   async start(): Promise<void> {
@@ -337,7 +328,7 @@ export class DeliveryWorker {
       gone,
       eventCreatedAt: delivery.event_created_at,
       leaseToken: token,
-      ...this.nextState(delivery.attempts + 1, succeeded, result),
+      ...nextState(delivery.attempts + 1, succeeded, result, this.deps.config.retryScheduleSeconds),
       startedAt,
       durationMs: result.durationMs,
       statusCode: result.statusCode,
@@ -345,23 +336,6 @@ export class DeliveryWorker {
       succeeded,
       responseBody: result.responseBody,
     };
-  }
-
-  private nextState(
-    attempt: number,
-    succeeded: boolean,
-    result: SendResult,
-  ): Pick<Completion, 'state' | 'retryIn'> {
-    if (succeeded) return { state: 'delivered', retryIn: 0 };
-    if (result.statusCode === 410 || attempt >= this.maxAttempts) return { state: 'dead', retryIn: 0 };
-    const scheduled = this.deps.config.retryScheduleSeconds[attempt - 1] ?? 0;
-    const jittered = scheduled * (0.9 + Math.random() * 0.2);
-    // A receiver's retry-after (429, 503) is honoured, between 1 s and an hour.
-    const retryIn =
-      result.retryAfter === null
-        ? jittered
-        : Math.min(Math.max(result.retryAfter, 1), MAX_RETRY_AFTER_SECONDS);
-    return { state: 'pending', retryIn };
   }
 
   /** A claim's figures: the runs it handed over, and the deliveries it pushed to their rate's slots. */
@@ -374,14 +348,7 @@ export class DeliveryWorker {
 
   private complete(completion: Completion) {
     this.deps.meter?.count(completion.projectId, 'core', 'webhook_deliveries');
-    const metrics = this.deps.metrics;
-    if (metrics) {
-      const outcome = completion.state === 'pending' ? 'failed' : completion.state;
-      metrics.attempts.inc({ outcome });
-      metrics.attemptDuration.observe({ outcome }, completion.durationMs / 1000);
-      if (completion.succeeded)
-        metrics.deliveryLag.observe((Date.now() - completion.eventCreatedAt.getTime()) / 1000);
-    }
+    if (this.deps.metrics) countAttempt(this.deps.metrics, completion);
     this.completions.push(completion);
     if (this.completions.length >= FLUSH_AT) void this.flush();
     else this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);

@@ -3,6 +3,7 @@
 // No label names a project, an endpoint or a key: a label's values stay few, whatever the traffic.
 // README.md "Metrics" says what each means; ops/prometheus holds the rules that read them.
 import client from 'prom-client';
+import { RequestDurations } from './request-durations.ts';
 
 const PREFIX = 'platform_';
 
@@ -37,13 +38,11 @@ export class Metrics {
   /** false when no listener serves them: the per-request histogram and Node's metrics are not kept */
   readonly enabled: boolean;
 
-  readonly requestDuration = new client.Histogram({
-    name: `${PREFIX}http_request_duration_seconds`,
-    help: 'HTTP API requests by route template, method and status code, from arrival to the answer sent',
-    labelNames: ['route', 'method', 'status_code'] as const,
-    buckets: REQUEST_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly requestDuration = new RequestDurations(
+    `${PREFIX}http_request_duration_seconds`,
+    'HTTP API requests by route template, method and status code, from arrival to the answer sent',
+    REQUEST_BUCKETS,
+  );
   readonly idempotency = new client.Counter({
     name: `${PREFIX}idempotency_requests_total`,
     help: 'Writes with an Idempotency-Key by outcome: fresh (ran), replayed, in_progress (409), reused (422)',
@@ -120,6 +119,7 @@ export class Metrics {
 
   constructor(options: { enabled: boolean; version: string; commit: string }) {
     this.enabled = options.enabled;
+    this.registry.registerMetric(this.requestDuration as unknown as client.Metric);
     new client.Gauge({
       name: `${PREFIX}build_info`,
       help: 'Always 1; the version and commit this process runs',
