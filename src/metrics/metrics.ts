@@ -147,7 +147,7 @@ export class Metrics {
     if (limit) this.limitRefusals.inc({ limit });
   }
 
-  /** A gauge read when scraped (undefined: nothing known yet, and the gauge is left out). */
+  /** A gauge read when scraped; undefined (nothing read yet) leaves it as it was, 0 at first. */
   gauge(name: string, help: string, read: () => number | undefined | Promise<number | undefined>): void {
     new client.Gauge({
       name: `${PREFIX}${name}`,
@@ -155,8 +155,7 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         const value = await read();
-        if (value === undefined) this.reset();
-        else this.set(value);
+        if (value !== undefined) this.set(value);
       },
     });
   }
