@@ -91,6 +91,19 @@ describe('errors', () => {
       assert.ok(operation, `${route.method} ${route.path} is in the OpenAPI document`);
       assert.ok(operation.responses['401'] && operation.tags?.length, `${route.method} ${route.path}`);
     }
+    // Every operation is named, once, so that a generated client names its methods.
+    const served = Object.entries(openapi.body.paths).filter(([path]) => !path.startsWith('/test/')); // this file's own
+    const operations = served.flatMap(([path, item]) =>
+      Object.entries(item as Record<string, { operationId?: string }>).map(([method, operation]) => ({
+        at: `${method} ${path}`,
+        id: operation.operationId,
+      })),
+    );
+    const operationIds = operations.map((o) => o.id);
+    assert.ok(operationIds.length >= ROUTES.length);
+    const unnamed = operations.filter((o) => !o.id || !/^[a-z][A-Za-z]+$/.test(o.id)).map((o) => o.at);
+    assert.deepEqual(unnamed, [], 'every operation has an operationId in camelCase');
+    assert.equal(new Set(operationIds).size, operationIds.length, 'operationIds are unique');
     const docs = await service.request('GET', '/docs/');
     assert.equal(docs.status, 200);
     assert.match(docs.headers.get('content-type') ?? '', /text\/html/);

@@ -27,6 +27,7 @@ export const deliveryRoutes =
         config: write,
         schema: {
           ...byId,
+          operationId: 'retryDelivery',
           summary: 'Send a dead or waiting delivery now (a dead one gets one more attempt)',
           response: { 202: ref('DeliveryRetried'), ...errorResponses(400, 403, 404, 409, 422) },
         },
@@ -44,6 +45,7 @@ export const deliveryRoutes =
         schema: {
           ...byId,
           tags: ['webhooks'],
+          operationId: 'recoverWebhookEndpoint',
           summary:
             'Re-send the events whose latest delivery to the endpoint is dead (or delivered, or cancelled)',
           description:
@@ -72,6 +74,7 @@ export const deliveryRoutes =
       {
         config: { access: 'webhooks:read' },
         schema: {
+          operationId: 'getJob',
           summary: 'A background job and its progress',
           tags: TAGS,
           params: IdParamsSchema,

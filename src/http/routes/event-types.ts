@@ -28,6 +28,7 @@ export const eventTypeRoutes =
       {
         config: { access: 'webhooks:read' },
         schema: {
+          operationId: 'listEventTypes',
           summary: 'The event types of the project and of the platform, by name, with their subscribers',
           tags: TAGS,
           response: { 200: ref('EventTypeList'), ...errorResponses(403) },
@@ -45,6 +46,7 @@ export const eventTypeRoutes =
         schema: {
           ...byName,
           params: NewEventTypeParamsSchema,
+          operationId: 'putEventType',
           summary:
             'Declare an event type (or replace it): a description, a JSON Schema of its data, an example',
           description:
@@ -67,6 +69,7 @@ export const eventTypeRoutes =
         config: write,
         schema: {
           ...byName,
+          operationId: 'deleteEventType',
           summary: 'Forget a declared event type (events of it may still be published, unchecked)',
           response: { 204: { type: 'null' }, ...errorResponses(400, 403, 404, 409, 422) },
         },

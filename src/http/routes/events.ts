@@ -55,6 +55,7 @@ export const eventRoutes =
         config: { access: 'events:write' },
         bodyLimit: MAX_EVENT_DATA_BYTES + 64 * 1024, // the payload limit, plus room for type and subjects
         schema: {
+          operationId: 'publishEvent',
           summary: 'Publish an event of the project to its subscribed endpoints',
           tags: TAGS,
           headers: IdempotencyHeaders,
@@ -73,6 +74,7 @@ export const eventRoutes =
       {
         config: { access: 'webhooks:read' },
         schema: {
+          operationId: 'getEvent',
           summary: 'An event with its deliveries and their states',
           tags: TAGS,
           params: IdParamsSchema,
@@ -103,6 +105,7 @@ export const eventRoutes =
       {
         config: { access: 'webhooks:write' },
         schema: {
+          operationId: 'replayEvent',
           summary:
             'Resend an event to the active endpoints subscribed to its type: same eventId, new deliveries',
           tags: TAGS,
@@ -119,6 +122,7 @@ export const eventRoutes =
       {
         config: { access: 'webhooks:write' },
         schema: {
+          operationId: 'sendTestEvent',
           summary: 'Send a signed core.webhook.test event to this endpoint only',
           tags: ['webhooks'],
           headers: IdempotencyHeaders,
@@ -134,6 +138,7 @@ export const eventRoutes =
       {
         config: { access: 'webhooks:read' },
         schema: {
+          operationId: 'listEndpointDeliveries',
           summary: 'The endpoint’s deliveries with their attempts, newest first, a page at a time',
           tags: ['webhooks'],
           params: IdParamsSchema,

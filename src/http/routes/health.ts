@@ -19,6 +19,7 @@ export const healthRoutes =
       {
         config: { access: 'key', dailyAllowance: false, onOutage: () => health.report() },
         schema: {
+          operationId: 'getHealth',
           summary: 'Liveness and readiness of the service',
           tags: ['health'],
           response: { ...errorResponses(), 200: healthRef, 503: healthRef },
@@ -38,13 +39,25 @@ export const healthRoutes =
       },
     );
 
-    const probe = {
+    const probe = (operationId: string, summary: string) => ({
       config: { access: 'public' as const },
-      schema: { tags: ['health'], security: [], response: { 200: ProbeSchema, 503: ProbeSchema } },
-    };
-    app.get('/livez', probe, async () => ({ status: 'alive' }));
+      schema: {
+        operationId,
+        summary,
+        tags: ['health'],
+        security: [],
+        response: { 200: ProbeSchema, 503: ProbeSchema },
+      },
+    });
+    app.get('/livez', probe('getLiveness', 'The process is alive (no key)'), async () => ({
+      status: 'alive',
+    }));
     // Not ready while the database is unreachable, migrations are pending, or the process is stopping.
-    app.get('/readyz', probe, async (_request, reply) => {
+    const ready = probe(
+      'getReadiness',
+      'The process can serve: the database answers with every migration (no key)',
+    );
+    app.get('/readyz', ready, async (_request, reply) => {
       if (app.drain?.draining) return reply.code(503).send({ status: 'stopping' });
       const { ready, reason } = await health.ready();
       return ready ? { status: 'ready' } : reply.code(503).send({ status: reason ?? 'not ready' });

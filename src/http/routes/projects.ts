@@ -14,6 +14,7 @@ export const projectRoutes =
       {
         config: { access: 'projects:read', dailyAllowance: false },
         schema: {
+          operationId: 'getCurrentProject',
           summary: 'The project the key belongs to, with its theme and languages',
           tags: ['projects'],
           response: { 200: ref('ProjectMe'), ...errorResponses(403) },

@@ -15,6 +15,7 @@ export const subjectRoutes =
       {
         config: { access: 'subjects:erase' },
         schema: {
+          operationId: 'eraseSubject',
           summary: 'Erase or anonymize a person in every capability of the project',
           tags: ['subjects'],
           headers: IdempotencyHeaders,

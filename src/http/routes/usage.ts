@@ -14,6 +14,7 @@ export const usageRoutes =
       {
         config: { access: 'usage:read', dailyAllowance: false },
         schema: {
+          operationId: 'getUsage',
           summary: 'Usage by UTC day, capability and metric, with the daily limits',
           tags: ['usage'],
           querystring: UsageQuerySchema,

@@ -44,6 +44,7 @@ export const webhookEndpointRoutes =
       {
         config: write,
         schema: {
+          operationId: 'createWebhookEndpoint',
           summary: 'Declare an endpoint that receives the events of the project',
           tags: TAGS,
           headers: IdempotencyHeaders,
@@ -62,6 +63,7 @@ export const webhookEndpointRoutes =
       {
         config: { access: 'webhooks:read' },
         schema: {
+          operationId: 'listWebhookEndpoints',
           summary: 'The endpoints of the project, oldest first; never a secret',
           tags: TAGS,
           response: { 200: ref('WebhookEndpointList'), ...errorResponses(403) },
@@ -77,6 +79,7 @@ export const webhookEndpointRoutes =
       {
         config: { access: 'webhooks:read' },
         schema: {
+          operationId: 'getWebhookEndpoint',
           summary: 'An endpoint: its state (active, paused), rate, ordering and waiting deliveries',
           tags: TAGS,
           params: IdParamsSchema,
@@ -93,6 +96,7 @@ export const webhookEndpointRoutes =
         config: write,
         schema: {
           ...byId,
+          operationId: 'updateWebhookEndpoint',
           summary: 'Change an endpoint with a JSON merge patch (application/merge-patch+json)',
           description:
             'url (the address policy applies), eventTypes, rateLimitPerSecond, ordering, active. ' +
@@ -115,6 +119,7 @@ export const webhookEndpointRoutes =
           config: write,
           schema: {
             ...byId,
+            operationId: `${action}WebhookEndpoint`,
             summary: paused
               ? 'Pause an endpoint: its deliveries are created and held, nothing is sent'
               : 'Resume a paused endpoint: what it held goes out, oldest first',
@@ -132,6 +137,7 @@ export const webhookEndpointRoutes =
         config: write,
         schema: {
           ...byId,
+          operationId: 'cancelPendingDeliveries',
           summary: 'Cancel the endpoint’s pending deliveries (their history stays)',
           response: { 200: ref('DeliveriesCancelled'), ...errorResponses(400, 403, 404, 409, 422) },
         },
@@ -145,6 +151,7 @@ export const webhookEndpointRoutes =
         config: write,
         schema: {
           ...byId,
+          operationId: 'deleteWebhookEndpoint',
           summary: 'Delete an endpoint and its secrets',
           response: { 204: { type: 'null' }, ...errorResponses(400, 403, 404, 409, 422) },
         },
@@ -161,6 +168,7 @@ export const webhookEndpointRoutes =
         config: write,
         schema: {
           ...byId,
+          operationId: 'rotateWebhookSecret',
           summary: 'Make a new secret the active one; the previous one keeps signing until retired',
           response: { 200: ref('WebhookSecretRotated'), ...errorResponses(400, 403, 404, 409, 422) },
         },
@@ -175,6 +183,7 @@ export const webhookEndpointRoutes =
         config: write,
         schema: {
           ...byId,
+          operationId: 'retirePreviousWebhookSecret',
           summary: 'End a rotation: the previous secret stops signing',
           response: { 200: ref('WebhookEndpoint'), ...errorResponses(400, 403, 404, 409, 422) },
         },

@@ -16,6 +16,7 @@ export const adminAuditRoutes =
       {
         config: { access: 'audit:read' },
         schema: {
+          operationId: 'listAuditEntries',
           summary: 'The audit log, newest first: every management write, key, endpoint change and erasure',
           tags: ['admin'],
           querystring: AuditQuerySchema,

@@ -55,6 +55,7 @@ export const adminProjectRoutes =
       {
         config: projects,
         schema: {
+          operationId: 'createProject',
           summary: 'Create a project (a slug in use is 409 SLUG_TAKEN)',
           tags: TAGS,
           headers: IdempotencyHeaders,
@@ -73,6 +74,7 @@ export const adminProjectRoutes =
       {
         config: projects,
         schema: {
+          operationId: 'listProjects',
           summary: 'The projects, oldest first, a page at a time; by slug prefix',
           tags: TAGS,
           querystring: ProjectListQuerySchema,
@@ -87,6 +89,7 @@ export const adminProjectRoutes =
       {
         config: projects,
         schema: {
+          operationId: 'getProject',
           summary: 'A project',
           tags: TAGS,
           params: IdParamsSchema,
@@ -101,6 +104,7 @@ export const adminProjectRoutes =
       {
         config: projects,
         schema: {
+          operationId: 'updateProject',
           summary: 'Change a project with a JSON merge patch (application/merge-patch+json)',
           description:
             'Name, languages, theme (field by field), retentionDays, portalFrameAncestors; slug, mode and id never change. ' +
@@ -121,6 +125,7 @@ export const adminProjectRoutes =
       {
         config: keys,
         schema: {
+          operationId: 'createProjectKey',
           summary: 'Make a key of the project; the key is shown this once',
           tags: TAGS,
           headers: IdempotencyHeaders,
@@ -142,6 +147,7 @@ export const adminProjectRoutes =
       {
         config: keys,
         schema: {
+          operationId: 'listProjectKeys',
           summary: "The project's keys, newest first; never a key nor its hash",
           tags: TAGS,
           params: IdParamsSchema,
@@ -160,6 +166,7 @@ export const adminProjectRoutes =
       {
         config: keys,
         schema: {
+          operationId: 'revokeKey',
           summary: 'Revoke a key (a project’s or an operator’s); again, the same answer',
           description: 'Every process refuses the key within 5 s.',
           tags: TAGS,
@@ -177,6 +184,7 @@ export const adminProjectRoutes =
       {
         config: limits,
         schema: {
+          operationId: 'listProjectLimits',
           summary: "The project's daily limits, each marked default or project",
           tags: TAGS,
           params: IdParamsSchema,
@@ -194,6 +202,7 @@ export const adminProjectRoutes =
       {
         config: limits,
         schema: {
+          operationId: 'setProjectLimit',
           summary: "Set the project's daily limit of a metric (every process applies it within 5 s)",
           tags: TAGS,
           headers: IdempotencyHeaders,
@@ -216,6 +225,7 @@ export const adminProjectRoutes =
       {
         config: limits,
         schema: {
+          operationId: 'clearProjectLimit',
           summary: "Clear the project's daily limit of a metric: back to the default",
           tags: TAGS,
           headers: IdempotencyHeaders,
