@@ -104,6 +104,26 @@ describe('errors', () => {
     const unnamed = operations.filter((o) => !o.id || !/^[a-z][A-Za-z]+$/.test(o.id)).map((o) => o.at);
     assert.deepEqual(unnamed, [], 'every operation has an operationId in camelCase');
     assert.equal(new Set(operationIds).size, operationIds.length, 'operationIds are unique');
+    // Every error is documented as it is sent: application/problem+json, a PlatformError. (Health's 503
+    // is its own Health body, as the spec has it, and the probes' 503 their own status.)
+    const ownBodies = new Set(['/api/health 503', '/livez 503', '/readyz 503']);
+    const problems = served.flatMap(([path, item]) =>
+      Object.entries(item as Record<string, { responses: Record<string, { content?: object }> }>).flatMap(
+        ([method, operation]) =>
+          Object.entries(operation.responses)
+            .filter(([status]) => Number(status) >= 400 && !ownBodies.has(`${path} ${status}`))
+            .filter(
+              ([, response]) => Object.keys(response.content ?? {}).join() !== 'application/problem+json',
+            )
+            .map(([status]) => `${method} ${path} ${status}`),
+      ),
+    );
+    assert.deepEqual(problems, [], 'every error response is application/problem+json');
+    const refused = openapi.body.paths['/core/v1/projects/me'].get.responses['401'];
+    assert.equal(
+      refused.content['application/problem+json'].schema.$ref,
+      '#/components/schemas/PlatformError',
+    );
     const docs = await service.request('GET', '/docs/');
     assert.equal(docs.status, 200);
     assert.match(docs.headers.get('content-type') ?? '', /text\/html/);

@@ -25,9 +25,15 @@ export const ProblemSchema = Type.Object(
   { $id: 'PlatformError', description: 'RFC 9457 problem details' },
 );
 
-/** The error responses every authenticated route can give, plus its own, for the OpenAPI document. */
+/**
+ * The error responses every authenticated route can give, plus its own, for the OpenAPI document: each an
+ * `application/problem+json` PlatformError (the content type every problem is sent with).
+ */
 export function errorResponses(...statuses: number[]) {
-  const problem = { $ref: 'PlatformError#' };
+  const problem = {
+    description: 'a problem (RFC 9457): see its code',
+    content: { 'application/problem+json': { schema: { $ref: 'PlatformError#' } } },
+  };
   const responses: Record<number, unknown> = { 401: problem, 429: problem, 500: problem, 503: problem };
   for (const status of statuses) responses[status] = problem;
   return responses;
