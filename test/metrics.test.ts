@@ -4,8 +4,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { client } from './helpers/api.ts';
-import { expectProblem, startService } from './helpers/app.ts';
+import { expectProblem, startService, TEST_ENCRYPTION_KEY } from './helpers/app.ts';
 import { promtool, sampleValue, scrape } from './helpers/metrics.ts';
+import { startProcess } from './helpers/process.ts';
 import { eventually, startReceiver } from './helpers/receiver.ts';
 
 const service = await startService({
@@ -180,6 +181,24 @@ describe('metrics', () => {
   test('promtool check metrics finds no problem in the exposition', async () => {
     const { text } = await scrape(address);
     assert.equal(promtool(['check', 'metrics'], text), '');
+  });
+
+  test('a `platform worker` process serves its own: the worker’s figures, no request series', async () => {
+    const worker = await startProcess('worker', {
+      DATABASE_URL: service.context.config.databaseUrl,
+      PLATFORM_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+      PLATFORM_METRICS_PORT: '0',
+    });
+    const own = await worker.waitFor(/platform-core metrics on (http:\/\/\S+)\/metrics/, 10_000);
+    assert.notEqual(own, address);
+    const { samples, text } = await scrape(own);
+    assert.equal(sampleValue(samples, 'platform_worker_concurrency_limit'), 128);
+    assert.equal(sampleValue(samples, 'platform_database_up'), 1);
+    await eventually(
+      async () => sampleValue((await scrape(own)).samples, 'platform_workers_reporting') === 2,
+    );
+    assert.doesNotMatch(text, /platform_http_request_duration_seconds_count/, 'a worker answers no requests');
+    assert.equal(sampleValue(samples, 'platform_rate_limit_shared_up'), undefined);
   });
 
   test('without PLATFORM_METRICS_PORT there is no listener', async () => {
