@@ -5,7 +5,7 @@ import { queueFigures } from '../delivery/stats.ts';
 import type { Metrics } from './metrics.ts';
 
 const PING_TIMEOUT_MS = 1000;
-/** Several scrapers (or a scrape and a rule's query) within this time share one read of the queue. */
+/** Scrapes within this time (several Prometheus servers, say) share one read of the queue. */
 const QUEUE_MAX_AGE_MS = 1000;
 
 export interface ScrapedSources {
