@@ -1,6 +1,7 @@
 // Child processes for tests and benchmarks: run a script with this Node (the pinned Node 24) or another
 // program (Prometheus, Redis), collect its output, wait for a line of it, and stop it.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 
 export interface Child {
   child: ChildProcess;
@@ -65,6 +66,18 @@ export function spawnProgram(program: string, args: string[], env: NodeJS.Proces
       return exited;
     },
   };
+}
+
+/** A port free on loopback now (for a program that takes a fixed address: Prometheus, redis-server). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /** The line a service process prints once it listens, with its address. */

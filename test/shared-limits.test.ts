@@ -3,11 +3,10 @@
 // process keeps answering, limits alone, says so in a metric and its log, and shares again once Redis is back.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { spawnProgram } from '../support/process.ts';
+import { freePort, spawnProgram } from '../support/process.ts';
 import { startService, TEST_ENCRYPTION_KEY } from './helpers/app.ts';
 import { sampleValue, scrape } from './helpers/metrics.ts';
 import { type ServiceProcess, startProcess } from './helpers/process.ts';
-import { freePort } from './helpers/prometheus.ts';
 import { eventually } from './helpers/receiver.ts';
 
 const RATE = 50;

@@ -40,10 +40,16 @@ export class RequestDurations {
   }
 
   private seriesOf(route: string, method: string, statusCode: number): Series {
-    const methods = this.series.get(route) ?? new Map<string, Map<number, Series>>();
-    if (methods.size === 0) this.series.set(route, methods);
-    const statuses = methods.get(method) ?? new Map<number, Series>();
-    if (statuses.size === 0) methods.set(method, statuses);
+    let methods = this.series.get(route);
+    if (methods === undefined) {
+      methods = new Map();
+      this.series.set(route, methods);
+    }
+    let statuses = methods.get(method);
+    if (statuses === undefined) {
+      statuses = new Map();
+      methods.set(method, statuses);
+    }
     let series = statuses.get(statusCode);
     if (!series) {
       series = {

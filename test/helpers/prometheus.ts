@@ -1,25 +1,12 @@
 // Debian's Prometheus, run for a test: a temporary configuration and data directory, loopback only,
 // scraping the given targets every second with the repository's rules loaded; queried over its HTTP API.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after } from 'node:test';
-import { spawnProgram } from '../../support/process.ts';
+import { freePort, spawnProgram } from '../../support/process.ts';
 
 export const RULES = new URL('../../ops/prometheus/rules.yml', import.meta.url).pathname;
-
-/** A port free on loopback now (Prometheus takes a fixed address). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface Prometheus {
   url: string;
