@@ -13,6 +13,7 @@ const USAGE = `usage: platform <command> [--json]
   serve                 run the API only
   worker                run the delivery worker only
   migrate               apply pending database migrations
+  openapi               print the OpenAPI document this version serves
   projects create --slug S --name N [--mode test|live] [--languages en,fr]
   projects list [--slug-prefix P]
   projects update --slug S [--name N] [--languages en,fr] [--theme-primary #RRGGBB] [--theme-accent …]
@@ -46,6 +47,7 @@ async function main(argv: string[]) {
     serve: () => service.serve(config),
     worker: () => service.worker(config),
     migrate: () => service.migrateCommand(config),
+    openapi: () => service.openapiCommand(config),
     'projects create': () => manage.projectsCreate(config, rest),
     'projects list': () => manage.projectsList(config, rest),
     'projects update': () => manage.projectsUpdate(config, rest),

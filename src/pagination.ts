@@ -6,9 +6,7 @@ import { PlatformError } from './errors.ts';
 
 /** The query members of a page, for lists that take filters too. */
 export const pageFields = {
-  limit: Type.Optional(
-    Type.String({ pattern: '^([1-9]|[1-9][0-9]|100)$', description: '1-100, default 20' }),
-  ),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'rows per page, default 20' })),
   cursor: Type.Optional(Type.String({ maxLength: 200 })),
 };
 
@@ -26,8 +24,8 @@ export interface Page {
 }
 
 /** The page a query asks for; an unknown cursor is 400. */
-export function pageOf(query: { limit?: string; cursor?: string }): Page {
-  const limit = Number(query.limit ?? 20);
+export function pageOf(query: { limit?: number; cursor?: string }): Page {
+  const limit = query.limit ?? 20;
   if (query.cursor === undefined) return { limit, after: undefined };
   const after = decode(query.cursor);
   if (!after) {

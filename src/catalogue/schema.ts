@@ -27,7 +27,20 @@ export const PutEventTypeBodySchema = Type.Object(
       ),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        description: 'A payment was captured.',
+        schema: {
+          type: 'object',
+          properties: { paymentId: { type: 'string' }, amount: { type: 'integer' } },
+          required: ['paymentId', 'amount'],
+        },
+        example: { paymentId: 'pay_8Jd2', amount: 4200 },
+      },
+    ],
+  },
 );
 
 export const EventTypeRecordSchema = Type.Object(

@@ -1,7 +1,9 @@
-// The service commands: start (migrate, first-start bootstrap, API and worker), serve, worker, migrate.
+// The service commands: start (migrate, first-start bootstrap, API and worker), serve, worker, migrate, and
+// openapi (the document this version serves).
+import { randomBytes } from 'node:crypto';
 import { bootstrap } from '../bootstrap.ts';
 import type { Config } from '../config.ts';
-import { loadKeyring } from '../crypto.ts';
+import { loadKeyring, parseKeyring } from '../crypto.ts';
 import { migrate } from '../db/migrate.ts';
 import { connect, createLogger, onShutdownSignal } from '../runtime.ts';
 import { createService } from '../service.ts';
@@ -15,6 +17,30 @@ export async function migrateCommand(config: Config) {
   try {
     const applied = await migrate(connection.db);
     console.log(applied.length ? `applied ${applied.join(', ')}` : 'no pending migrations');
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Prints the OpenAPI document this version serves: `npm run openapi` writes it to openapi.json. */
+export async function openapiCommand(config: Config) {
+  const log = createLogger({ ...config, logLevel: 'warn' });
+  const connection = await connect(config, 'command', log);
+  try {
+    // The API is built as `serve` builds it, and never listens; nothing is encrypted, so any key will do.
+    const keyring = parseKeyring(randomBytes(32).toString('base64'));
+    const { app } = await createService({
+      config,
+      db: connection.db,
+      log,
+      keyring,
+      api: true,
+      worker: false,
+    });
+    if (!app) throw new Error('the API was not built');
+    await app.ready();
+    process.stdout.write(`${JSON.stringify(app.swagger(), null, 2)}\n`);
+    await app.close();
   } finally {
     await connection.close();
   }

@@ -25,7 +25,10 @@ export const RecoverBodySchema = Type.Object(
     ),
     dryRun: Type.Optional(Type.Boolean({ description: 'count only: nothing is created' })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ states: ['dead'], since: '2026-11-23T00:00:00Z', eventTypes: ['pay.*'], dryRun: true }],
+  },
 );
 
 export const RecoverySchema = Type.Object(

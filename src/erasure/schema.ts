@@ -14,7 +14,7 @@ export const EraseBodySchema = Type.Object(
       { additionalProperties: false },
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ subject: { type: 'email', value: 'ada@example.com' } }] },
 );
 
 export const SubjectErasedSchema = Type.Object(

@@ -37,12 +37,22 @@ export const PublishEventBodySchema = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        type: 'pay.payment.succeeded',
+        data: { paymentId: 'pay_8Jd2', amount: 4200, currency: 'EUR' },
+        subjects: [{ type: 'email', value: 'ada@example.com' }],
+        orderingKey: 'customer-118',
+      },
+    ],
+  },
 );
 
 export const EventPublishedSchema = Type.Object(
   { eventId: Type.String({ format: 'uuid' }), deliveries: Type.Integer({ minimum: 0 }) },
-  { $id: 'EventPublished' },
+  { $id: 'EventPublished', examples: [{ eventId: '0193b0a4-1e0b-7d4e-9f10-a1b2c3d4e5f6', deliveries: 2 }] },
 );
 
 export const WebhookReplayResultSchema = Type.Object(

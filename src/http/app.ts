@@ -1,6 +1,7 @@
 // The one place that wires the HTTP API: Fastify with per-route JSON schemas (validation, serialisation
 // and OpenAPI from the same TypeBox schemas), one auth hook, one error handler, one not-found handler.
 import { randomUUID } from 'node:crypto';
+import { AjvCompiler, type RouteDefinition } from '@fastify/ajv-compiler';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, {
@@ -20,6 +21,7 @@ import { toPlatformError } from './fault.ts';
 import { registerIdempotency } from './idempotency.ts';
 import { registerRequestLimits } from './limits.ts';
 import { registerRequestMetrics } from './metrics.ts';
+import { openapiOptions, securityOf } from './openapi.ts';
 import { errorsPage, ProblemSchema } from './problems.ts';
 import { adminAuditRoutes } from './routes/admin/audit.ts';
 import { adminProjectRoutes } from './routes/admin/projects.ts';
@@ -58,6 +60,9 @@ export async function buildApp(context: Context): Promise<App> {
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: (logger) => logger,
     ajv: { customOptions: { coerceTypes: false, allErrors: true, removeAdditional: false } },
+    // A query string is text, so its numbers are read as numbers (`?limit=20` is an integer 20); a body or
+    // a header is taken as sent.
+    schemaController: { compilersFactory: { buildValidator: queryCoercingValidator as never } },
     // Closing is drain.ts's: idle connections close when the listener does, busy ones after their answer.
     forceCloseConnections: 'idle',
     // Errors of Node's HTTP parser (before any request exists) in the same problem shape as the rest.
@@ -86,23 +91,11 @@ export async function buildApp(context: Context): Promise<App> {
   });
 
   app.addSchema(ProblemSchema);
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'platform-core',
-        version: context.config.version,
-        description:
-          'The shared platform service: keys and scopes, idempotent writes, signed webhooks, usage and limits, ' +
-          'subject erasure and health. Contract 0.1.0. Every error is an RFC 9457 problem: see [error codes](/docs/errors).',
-      },
-      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
-      security: [{ apiKey: [] }],
-    },
-    refResolver: {
-      buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}`,
-    },
+  // Each operation's security in the document is its access, read from the route itself.
+  app.addHook('onRoute', (route) => {
+    if (route.schema && !route.schema.hide) route.schema.security = securityOf(route.config?.access);
   });
+  await app.register(swagger, openapiOptions(context.config.version));
 
   if (context.metrics.enabled) registerRequestMetrics(app, context.metrics);
   const log = context.log;
@@ -179,6 +172,17 @@ export async function buildApp(context: Context): Promise<App> {
   await app.register(adminProjectRoutes(context));
   await app.register(adminAuditRoutes(context));
   return app;
+}
+
+const compilers = AjvCompiler();
+type AjvOptions = { customOptions?: Record<string, unknown> };
+
+/** Fastify's validator compiler, with types coerced in query strings only. */
+function queryCoercingValidator(schemas: Parameters<typeof compilers>[0], options: AjvOptions = {}) {
+  const exact = compilers(schemas, options as never);
+  const customOptions = { ...options.customOptions, coerceTypes: true };
+  const coercing = compilers(schemas, { ...options, customOptions } as never);
+  return (route: RouteDefinition) => (route.httpPart === 'querystring' ? coercing : exact)(route);
 }
 
 function sendProblem(reply: FastifyReply, failure: PlatformError, requestId: string): FastifyReply {

@@ -27,7 +27,19 @@ const projectMeFields = {
   theme: ThemeSchema,
 };
 
-export const ProjectMeSchema = Type.Object(projectMeFields, { $id: 'ProjectMe' });
+export const ProjectMeSchema = Type.Object(projectMeFields, {
+  $id: 'ProjectMe',
+  examples: [
+    {
+      id: '0193a8f2-5b1c-7e3d-8a4f-6c2b9d0e1f3a',
+      slug: 'notify',
+      name: 'Notify',
+      mode: 'live',
+      languages: ['en', 'fr'],
+      theme: { logoUrl: null, primary: '#1D4ED8', accent: '#0F766E', background: '#FFFFFF', text: '#111827' },
+    },
+  ],
+});
 
 export const ProjectSchema = Type.Object(
   {
@@ -62,7 +74,18 @@ export const CreateProjectBodySchema = Type.Object(
     languages: Type.Optional(Languages),
     theme: Type.Optional(Type.Partial(ThemeSchema, { additionalProperties: false })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        slug: 'notify',
+        name: 'Notify',
+        mode: 'live',
+        languages: ['en', 'fr'],
+        theme: { primary: '#1D4ED8' },
+      },
+    ],
+  },
 );
 
 /** A JSON merge patch: slug, mode and id are not members (they never change), so sending them is 400. */
@@ -87,7 +110,10 @@ export const ProjectPatchSchema = Type.Object(
       Type.Union([Type.Array(Type.String({ maxLength: 2048 }), { maxItems: 20 }), Type.Null()]),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ languages: ['en', 'fr', 'de'], portalFrameAncestors: ['https://dashboard.example.com'] }],
+  },
 );
 
 export const ProjectListQuerySchema = Type.Object(

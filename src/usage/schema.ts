@@ -21,7 +21,20 @@ export const UsageSchema = Type.Object(
       Type.Object({ capability: Type.String(), metric: Type.String(), dailyLimit: Type.Integer() }),
     ),
   },
-  { $id: 'Usage' },
+  {
+    $id: 'Usage',
+    examples: [
+      {
+        from: '2026-11-23',
+        to: '2026-11-24',
+        data: [
+          { day: '2026-11-23', capability: 'core', metric: 'events_published', count: 1840 },
+          { day: '2026-11-24', capability: 'core', metric: 'events_published', count: 312 },
+        ],
+        limits: [{ capability: 'core', metric: 'events_published', dailyLimit: 100_000 }],
+      },
+    ],
+  },
 );
 
 const Name = Type.String({ pattern: '^[a-z][a-z0-9_]*$', maxLength: 64 });
@@ -49,5 +62,5 @@ export const LimitParamsSchema = Type.Object({
 
 export const LimitBodySchema = Type.Object(
   { dailyLimit: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ dailyLimit: 50_000 }] },
 );

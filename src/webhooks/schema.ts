@@ -20,7 +20,10 @@ export const CreateEndpointBodySchema = Type.Object(
     url: Type.String({ format: 'uri', maxLength: MAX_URL_LENGTH, description: 'a public HTTPS address' }),
     eventTypes: EventTypesSchema,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ url: 'https://hooks.example.com/platform', eventTypes: ['pay.*', 'core.*'] }],
+  },
 );
 
 const RateSchema = Type.Union([Type.Integer({ minimum: 1, maximum: 10_000 }), Type.Null()], {
@@ -46,7 +49,23 @@ const endpointFields = {
   createdAt: Type.String({ format: 'date-time' }),
 };
 
-export const WebhookEndpointSchema = Type.Object(endpointFields, { $id: 'WebhookEndpoint' });
+const endpointExample = {
+  id: '0193b0a4-1e0a-7c1e-9d6e-2f4b8a1c3d5e',
+  url: 'https://hooks.example.com/platform',
+  eventTypes: ['pay.*', 'core.*'],
+  active: true,
+  paused: false,
+  rateLimitPerSecond: null,
+  ordering: 'none',
+  waiting: 0,
+  hasPreviousSecret: false,
+  createdAt: '2026-11-24T09:30:00.000Z',
+};
+
+export const WebhookEndpointSchema = Type.Object(endpointFields, {
+  $id: 'WebhookEndpoint',
+  examples: [endpointExample],
+});
 export const WebhookEndpointCreatedSchema = Type.Object(
   {
     ...endpointFields,
@@ -55,7 +74,12 @@ export const WebhookEndpointCreatedSchema = Type.Object(
       description: 'the exact eventTypes entries the catalogue does not know (allowed; maybe a typo)',
     }),
   },
-  { $id: 'WebhookEndpointCreated' },
+  {
+    $id: 'WebhookEndpointCreated',
+    examples: [
+      { ...endpointExample, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', unknownEventTypes: [] },
+    ],
+  },
 );
 
 export const EndpointPatchSchema = Type.Object(
@@ -68,7 +92,7 @@ export const EndpointPatchSchema = Type.Object(
       Type.Boolean({ description: 'true re-enables a disabled endpoint, keeping its secrets' }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ rateLimitPerSecond: 50, ordering: 'endpoint' }] },
 );
 
 export const CancelledSchema = Type.Object(
