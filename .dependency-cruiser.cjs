@@ -33,10 +33,26 @@ module.exports = {
       from: { path: '^support/' },
       to: { path: '^(test|bench|\\.ci)/' },
     },
+    {
+      name: 'packages-stand-alone',
+      severity: 'error',
+      comment:
+        'A package ships alone: it imports nothing of the service, its tests, or another package ' +
+        '(its tests may use the service through HTTP only).',
+      from: { path: '^packages/([^/]+)/' },
+      to: { path: '^(src|test|bench|support|packages)/', pathNot: '^packages/$1/' },
+    },
+    {
+      name: 'service-without-packages',
+      severity: 'error',
+      comment: 'The service does not import the packages its users install.',
+      from: { path: '^src/' },
+      to: { path: '^packages/' },
+    },
   ],
   options: {
     tsPreCompilationDeps: true,
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|bench/results)' },
+    exclude: { path: '^(node_modules|bench/results|packages/[^/]+/dist)' },
   },
 };

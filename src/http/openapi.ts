@@ -27,7 +27,7 @@ export function openapiOptions(version: string): FastifyDynamicSwaggerOptions {
           'The shared platform service: keys and scopes, idempotent writes, signed webhooks, usage and limits, ' +
           'subject erasure and health. Contract 0.1.0 with its 0.2 additions. Every error is an RFC 9457 ' +
           'problem: see [error codes](/docs/errors). Each operation lists the scope its key needs.',
-        license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
+        license: { name: 'UNLICENSED (proprietary; see package.json)' },
       },
       servers: [{ url: 'http://127.0.0.1:8080', description: '`npm start` on your machine (PORT, HOST)' }],
       components: {

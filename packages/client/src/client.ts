@@ -1,0 +1,107 @@
+// A project's client: one method per operation of the API a project's key calls, grouped by resource.
+// Writes take an optional last argument (CallOptions: idempotencyKey, signal, timeoutMs, maxRetries);
+// lists by cursor have a list… (one page) and an iterate… (every item, page after page).
+import {
+  type Body,
+  type CallOptions,
+  type ClientOptions,
+  paginate,
+  type Query,
+  Transport,
+} from './transport.ts';
+
+const ENDPOINT = '/core/v1/webhook-endpoints/{id}';
+type DeliveriesPath = `${typeof ENDPOINT}/deliveries`;
+
+export class PlatformClient {
+  readonly #t: Transport;
+
+  constructor(options: ClientOptions) {
+    this.#t = new Transport(options);
+  }
+
+  readonly health = {
+    /** The service's health (any valid key); a 503 while its database is down. */
+    get: (o?: CallOptions) => this.#t.call('get', '/api/health', {}, o),
+    live: (o?: CallOptions) => this.#t.call('get', '/livez', {}, o),
+    ready: (o?: CallOptions) => this.#t.call('get', '/readyz', {}, o),
+  };
+
+  readonly projects = {
+    /** The key's project, with its languages and theme. */
+    me: (o?: CallOptions) => this.#t.call('get', '/core/v1/projects/me', {}, o),
+  };
+
+  readonly events = {
+    publish: (body: Body<'/core/v1/events', 'post'>, o?: CallOptions) =>
+      this.#t.call('post', '/core/v1/events', { body }, o),
+    get: (id: string, o?: CallOptions) => this.#t.call('get', '/core/v1/events/{id}', { params: { id } }, o),
+    replay: (id: string, o?: CallOptions) =>
+      this.#t.call('post', '/core/v1/events/{id}/replay', { params: { id } }, o),
+  };
+
+  readonly eventTypes = {
+    list: (o?: CallOptions) => this.#t.call('get', '/core/v1/event-types', {}, o),
+    put: (name: string, body: Body<'/core/v1/event-types/{name}', 'put'>, o?: CallOptions) =>
+      this.#t.call('put', '/core/v1/event-types/{name}', { params: { name }, body }, o),
+    delete: (name: string, o?: CallOptions) =>
+      this.#t.call('delete', '/core/v1/event-types/{name}', { params: { name } }, o),
+  };
+
+  readonly webhookEndpoints = {
+    create: (body: Body<'/core/v1/webhook-endpoints', 'post'>, o?: CallOptions) =>
+      this.#t.call('post', '/core/v1/webhook-endpoints', { body }, o),
+    list: (o?: CallOptions) => this.#t.call('get', '/core/v1/webhook-endpoints', {}, o),
+    get: (id: string, o?: CallOptions) => this.#t.call('get', ENDPOINT, { params: { id } }, o),
+    /** A JSON merge patch: url, eventTypes, rateLimitPerSecond, ordering, active. */
+    update: (id: string, body: Body<typeof ENDPOINT, 'patch'>, o?: CallOptions) =>
+      this.#t.call('patch', ENDPOINT, { params: { id }, body }, o),
+    delete: (id: string, o?: CallOptions) => this.#t.call('delete', ENDPOINT, { params: { id } }, o),
+    pause: (id: string, o?: CallOptions) => this.#t.call('post', `${ENDPOINT}/pause`, { params: { id } }, o),
+    resume: (id: string, o?: CallOptions) =>
+      this.#t.call('post', `${ENDPOINT}/resume`, { params: { id } }, o),
+    cancelPending: (id: string, o?: CallOptions) =>
+      this.#t.call('post', `${ENDPOINT}/cancel-pending`, { params: { id } }, o),
+    /** A new active secret (shown once); the previous one keeps signing until retired. */
+    rotateSecret: (id: string, o?: CallOptions) =>
+      this.#t.call('post', `${ENDPOINT}/rotate-secret`, { params: { id } }, o),
+    retirePreviousSecret: (id: string, o?: CallOptions) =>
+      this.#t.call('post', `${ENDPOINT}/retire-previous-secret`, { params: { id } }, o),
+    sendTest: (id: string, o?: CallOptions) =>
+      this.#t.call('post', `${ENDPOINT}/test`, { params: { id } }, o),
+    /** Sends again, as a job, the events whose latest delivery is in the given states (dryRun: count). */
+    recover: (id: string, body: Body<`${typeof ENDPOINT}/recover`, 'post'>, o?: CallOptions) =>
+      this.#t.call('post', `${ENDPOINT}/recover`, { params: { id }, body }, o),
+    /** One page of the endpoint's deliveries, newest first, with their attempts. */
+    listDeliveries: (id: string, query: Query<DeliveriesPath, 'get'> = {}, o?: CallOptions) =>
+      this.#t.call('get', `${ENDPOINT}/deliveries`, { params: { id }, query }, o),
+    /** Every delivery of the endpoint, newest first (`for await … of`). */
+    iterateDeliveries: (
+      id: string,
+      query: Omit<Query<DeliveriesPath, 'get'>, 'cursor'> = {},
+      o?: CallOptions,
+    ) => paginate((cursor) => this.webhookEndpoints.listDeliveries(id, { ...query, cursor }, o)),
+  };
+
+  readonly deliveries = {
+    /** A new attempt of a dead or cancelled delivery. */
+    retry: (id: string, o?: CallOptions) =>
+      this.#t.call('post', '/core/v1/deliveries/{id}/retry', { params: { id } }, o),
+  };
+
+  readonly jobs = {
+    get: (id: string, o?: CallOptions) => this.#t.call('get', '/core/v1/jobs/{id}', { params: { id } }, o),
+  };
+
+  readonly usage = {
+    /** Counts by day and metric (from, to: YYYY-MM-DD, UTC), with the daily limits. */
+    get: (query: Query<'/core/v1/usage', 'get'> = {}, o?: CallOptions) =>
+      this.#t.call('get', '/core/v1/usage', { query }, o),
+  };
+
+  readonly subjects = {
+    /** Erases a person (email, phone or external_id) from every capability. */
+    erase: (body: Body<'/core/v1/subjects/erase', 'post'>, o?: CallOptions) =>
+      this.#t.call('post', '/core/v1/subjects/erase', { body }, o),
+  };
+}
