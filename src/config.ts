@@ -23,6 +23,8 @@ export interface Config {
   rateLimit: { perSecond: number; burst: number };
   /** REDIS_URL: request rate limits shared by every API process (each process alone without it) */
   redisUrl: string | undefined;
+  /** PLATFORM_PUBLIC_URL: where users reach the service (portal links); the listening address when unset */
+  publicUrl: string | undefined;
   /** PLATFORM_METRICS_PORT and PLATFORM_METRICS_HOST: the Prometheus listener, off when no port is set */
   metrics: { host: string; port: number } | undefined;
   retryScheduleSeconds: number[];
@@ -60,6 +62,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
   }
+  const publicUrl = env.PLATFORM_PUBLIC_URL?.trim().replace(/\/+$/, '') || undefined;
+  if (publicUrl && !/^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(publicUrl)) {
+    throw new ConfigError('PLATFORM_PUBLIC_URL must be an http:// or https:// URL without query or fragment');
+  }
   const redisUrl = env.REDIS_URL?.trim() || undefined;
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
     throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
@@ -69,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST || '127.0.0.1',
     port: integer(env, 'PORT', 8080, 0, 65535),
     databaseUrl,
+    publicUrl,
     dataDir: path.resolve(env.PLATFORM_DATA_DIR || '.data'),
     version: packageJson.version,
     commit: env.PLATFORM_COMMIT || gitCommit(),

@@ -21,7 +21,9 @@ export const ERROR_CATALOGUE = {
   API_KEY_INVALID: { status: 401, title: 'The API key is not valid' },
   API_KEY_REVOKED: { status: 401, title: 'The API key has been revoked' },
   API_KEY_EXPIRED: { status: 401, title: 'The API key has expired' },
+  PORTAL_SESSION_EXPIRED: { status: 401, title: 'The portal session has expired or was revoked' },
   INSUFFICIENT_SCOPE: { status: 403, title: 'The API key lacks the scope this route needs' },
+  CSRF_TOKEN_INVALID: { status: 403, title: 'A portal write must carry its session’s x-csrf-token' },
   NOT_FOUND: { status: 404, title: 'Not found' },
   SLUG_TAKEN: { status: 409, title: 'A project with this slug already exists' },
   IDEMPOTENCY_KEY_IN_PROGRESS: {

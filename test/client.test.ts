@@ -84,6 +84,10 @@ describe('the client', () => {
     assert.ok(recovery.jobId && recovery.matched >= 1);
     assert.equal((await client.jobs.get(recovery.jobId)).id, recovery.jobId);
 
+    const portal = await client.portalSessions.create({ ttlSeconds: 600 });
+    assert.match(portal.url, /\/portal\/enter#code=/);
+    assert.equal((await client.portalSessions.list()).data[0]?.id, portal.id);
+    assert.equal(await client.portalSessions.revoke(portal.id), undefined);
     assert.ok((await client.usage.get()).data.length > 0);
     assert.ok(
       (await client.subjects.erase({ subject: { type: 'email', value: 'ada@example.com' } })).capabilities,

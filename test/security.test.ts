@@ -47,6 +47,11 @@ await service.request('PUT', '/core/v1/event-types/pay.owner.declared', {
   body: { description: 'declared by the owner' },
   headers: idem(),
 });
+const portal = await service.request('POST', '/core/v1/portal-sessions', {
+  key: owner.key,
+  body: {},
+  headers: idem(),
+});
 const ids = {
   id: endpoint.body.id,
   event: event.body.eventId,
@@ -55,6 +60,7 @@ const ids = {
   delivery: delivery.rows[0]?.id,
   job: job.body.jobId,
   name: 'pay.owner.declared',
+  session: portal.body.id,
 };
 const NOWHERE = '00000000-0000-4000-8000-000000000000';
 

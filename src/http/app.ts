@@ -13,6 +13,7 @@ import Fastify, {
 } from 'fastify';
 import type { Context } from '../context.ts';
 import { PlatformError, problemBody } from '../errors.ts';
+import { portalService } from '../portal/service.ts';
 import { registerAuth } from './auth.ts';
 import { registerBodyParsers } from './body.ts';
 import { clientErrorHandler } from './client-errors.ts';
@@ -29,6 +30,7 @@ import { deliveryRoutes } from './routes/deliveries.ts';
 import { eventTypeRoutes } from './routes/event-types.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
+import { portalSessionRoutes } from './routes/portal-sessions.ts';
 import { projectRoutes } from './routes/projects.ts';
 import { subjectRoutes } from './routes/subjects.ts';
 import { usageRoutes } from './routes/usage.ts';
@@ -151,7 +153,7 @@ export async function buildApp(context: Context): Promise<App> {
   // Warm what requests would otherwise load lazily inside their transactions; a failure is retried on use.
   context.hashSubject.ready().catch(() => {});
 
-  registerAuth(app, context.keys, context.keyActivity);
+  registerAuth(app, context.keys, context.keyActivity, (token) => portalService(context.db).check(token));
   registerRequestLimits(app, context.requestLimits);
   registerIdempotency(app, context);
 
@@ -169,6 +171,7 @@ export async function buildApp(context: Context): Promise<App> {
   await app.register(eventTypeRoutes(context));
   await app.register(deliveryRoutes(context));
   await app.register(usageRoutes(context));
+  await app.register(portalSessionRoutes(context));
   await app.register(adminProjectRoutes(context));
   await app.register(adminAuditRoutes(context));
   return app;

@@ -1,18 +1,23 @@
 // Authentication and scope, as one onRequest hook, through the key cache (keys/cache.ts). A project's
 // key holds project scopes and an operator's key operator scopes, so a key of the wrong kind for a route
 // is refused as lacking its scope (403). An expired key is refused even while its check is cached.
+// Without a key, a portal session's cookie authenticates the /core/v1 routes that admit sessions; its
+// writes must also carry the session's x-csrf-token.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { PlatformError } from '../errors.ts';
 import type { KeyActivity } from '../keys/activity.ts';
 import type { KeyCache } from '../keys/cache.ts';
 import type { OperatorScope, Scope } from '../keys/scopes.ts';
 import type { KeyCheck, Principal } from '../keys/service.ts';
+import { csrfMatches, type SessionPrincipal } from '../portal/service.ts';
 import type { ProjectMe } from '../projects/store.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Who may call the route: anyone, any valid key, or a key holding this scope. Default: any valid key. */
     access?: 'public' | 'key' | Scope | OperatorScope;
+    /** false for a /core/v1 route a portal session may not call (minting sessions) */
+    portal?: boolean;
     /** The answer to SERVICE_UNAVAILABLE, for a route that has its own (health: a Health body). */
     onOutage?: (request: FastifyRequest) => Promise<{ statusCode: number; body: unknown }>;
   }
@@ -22,7 +27,12 @@ declare module 'fastify' {
 }
 
 /** Authentication then scope, in one onRequest hook; callback-style so a cached key costs no promise. */
-export function registerAuth(app: FastifyInstance, keys: KeyCache, activity: KeyActivity) {
+export function registerAuth(
+  app: FastifyInstance,
+  keys: KeyCache,
+  activity: KeyActivity,
+  session: (token: string) => Promise<SessionPrincipal>,
+) {
   app.decorateRequest('principal', null);
   app.addHook('onRequest', (request, _reply, done) => {
     // routeOptions builds a new object on every read: read it once. Its config also carries the url.
@@ -30,15 +40,8 @@ export function registerAuth(app: FastifyInstance, keys: KeyCache, activity: Key
     const { access = 'key' } = config;
     if (access === 'public' || config.url === undefined || config.url.startsWith('/docs')) return done();
 
-    const key = request.headers['x-api-key'];
-    if (key === undefined || key === '') return done(new PlatformError('API_KEY_MISSING'));
-    if (typeof key !== 'string')
-      return done(new PlatformError('API_KEY_INVALID', 'send exactly one x-api-key header'));
-
-    const admit = (result: KeyCheck) => {
-      if (result.kind !== 'valid') return done(refusal(result.kind));
-      const { principal } = result;
-      if (principal.expiresAt !== null && principal.expiresAt <= Date.now()) return done(refusal('expired'));
+    /** The principal, if it holds the route's scope (a key's use is noted then). */
+    const admitted = (principal: Principal, byKey: boolean) => {
       if (access !== 'key' && !principal.scopes.has(access)) {
         return done(
           new PlatformError('INSUFFICIENT_SCOPE', `this route needs the scope ${access}`, {
@@ -47,13 +50,42 @@ export function registerAuth(app: FastifyInstance, keys: KeyCache, activity: Key
         );
       }
       request.principal = principal;
-      activity.touch(principal.keyId);
+      if (byKey) activity.touch(principal.keyId);
       done();
+    };
+    const key = request.headers['x-api-key'];
+    if (key === undefined || key === '') {
+      const token = portalToken(request);
+      if (token === undefined || config.portal === false || !config.url.startsWith('/core/v1/'))
+        return done(new PlatformError('API_KEY_MISSING'));
+      const write = request.method !== 'GET' && request.method !== 'HEAD';
+      return session(token).then((principal) => {
+        if (write && !csrfMatches(principal, request.headers['x-csrf-token']))
+          return done(new PlatformError('CSRF_TOKEN_INVALID'));
+        admitted(principal, false);
+      }, done);
+    }
+    if (typeof key !== 'string')
+      return done(new PlatformError('API_KEY_INVALID', 'send exactly one x-api-key header'));
+
+    const admit = (result: KeyCheck) => {
+      if (result.kind !== 'valid') return done(refusal(result.kind));
+      const { principal } = result;
+      if (principal.expiresAt !== null && principal.expiresAt <= Date.now()) return done(refusal('expired'));
+      admitted(principal, true);
     };
     const cached = keys.fresh(key);
     if (cached) return admit(cached);
     keys.check(key).then(admit, done);
   });
+}
+
+const PORTAL_COOKIE = /(?:^|;\s*)platform_portal=([^;]*)/;
+
+/** The portal session's token, from its cookie. */
+export function portalToken(request: FastifyRequest): string | undefined {
+  const cookie = request.headers.cookie;
+  return typeof cookie === 'string' ? PORTAL_COOKIE.exec(cookie)?.[1] || undefined : undefined;
 }
 
 function refusal(kind: 'invalid' | 'revoked' | 'expired'): PlatformError {

@@ -6,7 +6,8 @@ export interface Route {
   method: string;
   /**
    * `{id}` stands for an endpoint of the key's project, `{event}` for one of its events, `{delivery}` for
-   * one of its deliveries, `{job}` for one of its jobs, `{name}` for an event type it declared; on /admin
+   * one of its deliveries, `{job}` for one of its jobs, `{name}` for an event type it declared,
+   * `{session}` for one of its portal sessions; on /admin
    * routes `{project}` for a project and `{key}` for a key
    */
   path: string;
@@ -72,6 +73,9 @@ export const ROUTES: Route[] = [
   },
   { method: 'POST', path: '/core/v1/deliveries/{delivery}/retry', scope: 'webhooks:write' },
   { method: 'GET', path: '/core/v1/jobs/{job}', scope: 'webhooks:read' },
+  { method: 'POST', path: '/core/v1/portal-sessions', scope: 'webhooks:write', body: { ttlSeconds: 600 } },
+  { method: 'GET', path: '/core/v1/portal-sessions', scope: 'webhooks:read' },
+  { method: 'DELETE', path: '/core/v1/portal-sessions/{session}', scope: 'webhooks:write' },
   {
     method: 'POST',
     path: '/admin/v1/projects',
@@ -112,7 +116,7 @@ export const ROUTES: Route[] = [
 /** Routes that take a body. */
 export const WITH_BODY = ROUTES.filter((route) => route.body !== undefined);
 
-const PLACEHOLDER = /\{(id|event|project|key|delivery|job|name)\}/g;
+const PLACEHOLDER = /\{(id|event|project|key|delivery|job|name|session)\}/g;
 
 /** Routes with an id in their path. */
 export const WITH_ID = ROUTES.filter((route) => route.path.match(PLACEHOLDER));
@@ -128,6 +132,7 @@ export interface Ids {
   delivery?: string;
   job?: string;
   name?: string;
+  session?: string;
 }
 
 /** The same value for every kind of id. */
@@ -139,6 +144,7 @@ export const everyId = (id: string): Ids => ({
   delivery: id,
   job: id,
   name: id,
+  session: id,
 });
 
 /** The route's path with ids put in. */

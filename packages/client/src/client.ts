@@ -99,6 +99,17 @@ export class PlatformClient {
       this.#t.call('get', '/core/v1/usage', { query }, o),
   };
 
+  readonly portalSessions = {
+    /** A session of the developers' portal, and the one-time link (`url`) that opens it. */
+    create: (body: Body<'/core/v1/portal-sessions', 'post'> = {}, o?: CallOptions) =>
+      this.#t.call('post', '/core/v1/portal-sessions', { body }, o),
+    list: (query: Query<'/core/v1/portal-sessions', 'get'> = {}, o?: CallOptions) =>
+      this.#t.call('get', '/core/v1/portal-sessions', { query }, o),
+    iterate: (o?: CallOptions) => paginate((cursor) => this.portalSessions.list({ cursor }, o)),
+    revoke: (id: string, o?: CallOptions) =>
+      this.#t.call('delete', '/core/v1/portal-sessions/{id}', { params: { id } }, o),
+  };
+
   readonly subjects = {
     /** Erases a person (email, phone or external_id) from every capability. */
     erase: (body: Body<'/core/v1/subjects/erase', 'post'>, o?: CallOptions) =>
