@@ -59,11 +59,13 @@ export function registerAuth(
       if (token === undefined || config.portal === false || !config.url.startsWith('/core/v1/'))
         return done(new PlatformError('API_KEY_MISSING'));
       const write = request.method !== 'GET' && request.method !== 'HEAD';
-      return session(token).then((principal) => {
+      // Not returned: a callback-style hook that returns a promise is run twice by Fastify.
+      session(token).then((principal) => {
         if (write && !csrfMatches(principal, request.headers['x-csrf-token']))
           return done(new PlatformError('CSRF_TOKEN_INVALID'));
         admitted(principal, false);
       }, done);
+      return;
     }
     if (typeof key !== 'string')
       return done(new PlatformError('API_KEY_INVALID', 'send exactly one x-api-key header'));
