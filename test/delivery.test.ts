@@ -367,6 +367,43 @@ describe('webhook deliveries', () => {
     );
   });
 
+  test('deliveries of an endpoint by state and by event type, across pages', async () => {
+    const tenant = await service.tenant();
+    const receiver = await startReceiver();
+    const { id } = await endpoint(tenant, receiver.url);
+    const paid: string[] = [];
+    for (let i = 0; i < 3; i++) paid.push((await publish(tenant, 'pay.payment.succeeded')).body.eventId);
+    const refunded = (await publish(tenant, 'pay.payment.refunded')).body.eventId;
+    await receiver.waitFor(4);
+    await post(tenant, `/core/v1/webhook-endpoints/${id}/pause`);
+    const held = (await publish(tenant, 'pay.payment.succeeded')).body.eventId;
+    const list = async (query: string) => {
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await get(
+          tenant,
+          `/core/v1/webhook-endpoints/${id}/deliveries?limit=2&${query}${cursor ? `&cursor=${cursor}` : ''}`,
+        );
+        assert.equal(page.status, 200, page.text);
+        seen.push(...page.body.data.map((d: { eventId: string }) => d.eventId));
+        cursor = page.body.nextCursor;
+      } while (cursor);
+      return seen;
+    };
+    await settled(tenant, paid[2]!, 'delivered');
+    assert.deepEqual(await list('eventType=pay.payment.succeeded'), [held, ...[...paid].reverse()]);
+    assert.deepEqual(await list('eventType=pay.payment.refunded'), [refunded]);
+    assert.deepEqual(await list('state=pending'), [held]);
+    assert.deepEqual(await list('state=delivered&eventType=pay.payment.succeeded'), [...paid].reverse());
+    for (const query of ['state=lost', 'eventType=Not_A_Type', 'state=pending&state=dead'])
+      expectProblem(
+        await get(tenant, `/core/v1/webhook-endpoints/${id}/deliveries?${query}`),
+        400,
+        'VALIDATION_FAILED',
+      );
+  });
+
   test('publishing: 413 over 256 KiB of data, 400 for reserved or malformed types, subjects normalized', async () => {
     const tenant = await service.tenant();
     expectProblem(

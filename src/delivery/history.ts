@@ -68,7 +68,13 @@ export const deliveryHistory = (db: Db) => ({
 
   /** A page of the endpoint's deliveries with their attempts, newest first; one more than asked tells if more exist. */
   /** A page of the endpoint's deliveries within its project's retention (retentionDays: the installation's). */
-  async ofEndpoint(projectId: string, endpointId: string, { limit, after }: Page, retentionDays: number) {
+  async ofEndpoint(
+    projectId: string,
+    endpointId: string,
+    { limit, after }: Page,
+    retentionDays: number,
+    only: { state?: string; eventType?: string } = {},
+  ) {
     const { rowCount } = await db.query(`select 1 from webhook_endpoints where project_id = $1 and id = $2`, [
       projectId,
       endpointId,
@@ -83,6 +89,11 @@ export const deliveryHistory = (db: Db) => ({
           where d.project_id = $1 and d.endpoint_id = $2
             and d.event_created_at >= ${projectHorizon('$1', '$6')}
             and ($3::timestamptz is null or (d.created_at, d.id) < ($3::timestamptz, $4::uuid))
+            and ($7::text is null or d.state = $7)
+            and ($8::text is null or exists (
+                  select from events e
+                   where e.project_id = d.project_id and e.id = d.event_id
+                     and e.created_at = d.event_created_at and e.type = $8))
           order by d.created_at desc, d.id desc
           limit $5
        )
@@ -90,7 +101,16 @@ export const deliveryHistory = (db: Db) => ({
          from page d
          join events e on e.project_id = d.project_id and e.id = d.event_id and e.created_at = d.event_created_at
         order by d.created_at desc, d.id desc`,
-      [projectId, endpointId, after?.at ?? null, after?.id ?? null, limit + 1, retentionDays],
+      [
+        projectId,
+        endpointId,
+        after?.at ?? null,
+        after?.id ?? null,
+        limit + 1,
+        retentionDays,
+        only.state ?? null,
+        only.eventType ?? null,
+      ],
     );
     return pageFrom(rows, limit, (row) => ({ at: row.createdAt, id: row.id }));
   },

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { SUBJECT_TYPES } from '../capabilities.ts';
+import { pageFields } from '../pagination.ts';
 
 /** A dotted lowercase event type, such as pay.payment.succeeded (CONTRACT.md). */
 export const EVENT_TYPE = '[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+';
@@ -105,6 +106,18 @@ export const EventSchema = Type.Object(
     deliveries: Type.Array(Type.Object(deliveryFields)),
   },
   { $id: 'Event' },
+);
+
+export const DELIVERY_STATES = ['pending', 'delivered', 'dead', 'cancelled'] as const;
+
+/** A page of an endpoint's deliveries, of one state or one event type when asked. */
+export const EndpointDeliveriesQuerySchema = Type.Object(
+  {
+    ...pageFields,
+    state: Type.Optional(Type.Union(DELIVERY_STATES.map((state) => Type.Literal(state)))),
+    eventType: Type.Optional(EventTypeSchema),
+  },
+  { additionalProperties: false },
 );
 
 export const EndpointDeliveriesSchema = Type.Object(

@@ -289,7 +289,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The endpoint’s deliveries with their attempts, newest first, a page at a time */
+        /**
+         * The endpoint’s deliveries with their attempts, newest first, a page at a time
+         * @description state and eventType keep the deliveries of that state, or of events of that type.
+         */
         get: operations["listEndpointDeliveries"];
         put?: never;
         post?: never;
@@ -3005,6 +3008,8 @@ export interface operations {
                 /** @description rows per page, default 20 */
                 limit?: number;
                 cursor?: string;
+                state?: "pending" | "delivered" | "dead" | "cancelled";
+                eventType?: string;
             };
             header?: never;
             path: {

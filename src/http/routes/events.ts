@@ -7,6 +7,7 @@ import type { Context } from '../../context.ts';
 import { deliveryHistory } from '../../delivery/history.ts';
 import { notFound } from '../../errors.ts';
 import {
+  EndpointDeliveriesQuerySchema,
   EndpointDeliveriesSchema,
   EventPublishedSchema,
   EventSchema,
@@ -16,7 +17,7 @@ import {
 } from '../../events/schema.ts';
 import { eventService, MAX_EVENT_DATA_BYTES } from '../../events/service.ts';
 import { eventStore } from '../../events/store.ts';
-import { PageQuerySchema, pageOf } from '../../pagination.ts';
+import { pageOf } from '../../pagination.ts';
 import { IdParamsSchema } from '../../webhooks/schema.ts';
 import { errorResponses } from '../problems.ts';
 import { IdempotencyHeaders, projectIdOf, ref, writeScope } from './common.ts';
@@ -140,9 +141,10 @@ export const eventRoutes =
         schema: {
           operationId: 'listEndpointDeliveries',
           summary: 'The endpoint’s deliveries with their attempts, newest first, a page at a time',
+          description: 'state and eventType keep the deliveries of that state, or of events of that type.',
           tags: ['webhooks'],
           params: IdParamsSchema,
-          querystring: PageQuerySchema,
+          querystring: EndpointDeliveriesQuerySchema,
           response: { 200: ref('EndpointDeliveries'), ...errorResponses(400, 403, 404) },
         },
       },
@@ -152,6 +154,7 @@ export const eventRoutes =
           request.params.id,
           pageOf(request.query),
           context.config.retentionDays,
+          { state: request.query.state, eventType: request.query.eventType },
         ),
     );
   };
