@@ -43,6 +43,13 @@ module.exports = {
       to: { path: '^(src|test|bench|support|packages)/', pathNot: '^packages/$1/' },
     },
     {
+      name: 'portal-stands-alone',
+      severity: 'error',
+      comment: 'The portal runs in a browser: it talks to the service through HTTP and imports none of it.',
+      from: { path: '^web/' },
+      to: { path: '^(src|test|bench|support)/' },
+    },
+    {
       name: 'service-without-packages',
       severity: 'error',
       comment: 'The service does not import the packages its users install.',
@@ -53,6 +60,6 @@ module.exports = {
   options: {
     tsPreCompilationDeps: true,
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|bench/results|packages/[^/]+/dist)' },
+    exclude: { path: '^(node_modules|bench/results|packages/[^/]+/dist|web/portal/dist)' },
   },
 };

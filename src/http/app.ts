@@ -30,6 +30,7 @@ import { deliveryRoutes } from './routes/deliveries.ts';
 import { eventTypeRoutes } from './routes/event-types.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
+import { portalPageRoutes } from './routes/portal-pages.ts';
 import { portalSessionRoutes } from './routes/portal-sessions.ts';
 import { projectRoutes } from './routes/projects.ts';
 import { subjectRoutes } from './routes/subjects.ts';
@@ -172,6 +173,7 @@ export async function buildApp(context: Context): Promise<App> {
   await app.register(deliveryRoutes(context));
   await app.register(usageRoutes(context));
   await app.register(portalSessionRoutes(context));
+  await app.register(portalPageRoutes(context));
   await app.register(adminProjectRoutes(context));
   await app.register(adminAuditRoutes(context));
   return app;

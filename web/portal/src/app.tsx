@@ -1,0 +1,73 @@
+// The portal's frame: the project's name and theme, the navigation, the language (one of the project's),
+// and the screen of the path.
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { type Session, useSession } from './api.ts';
+import { LocaleContext, localeOf } from './i18n/index.ts';
+import { follow, usePath } from './router.ts';
+import { EndpointScreen } from './screens/endpoint.tsx';
+import { EndpointsScreen } from './screens/endpoints.tsx';
+import { EventScreen } from './screens/event.tsx';
+import { UsageScreen } from './screens/usage.tsx';
+import { applyTheme } from './theme.ts';
+
+export function App({ session, onExpired }: { session: Session; onExpired: () => void }) {
+  useSession(session, onExpired);
+  const { project } = session;
+  const [language, setLanguage] = useState(sessionStorage.getItem('portal-language') ?? session.language);
+  const locale = useMemo(() => localeOf(language), [language]);
+  const path = usePath();
+  useEffect(() => applyTheme(project.theme), [project]);
+  useEffect(() => {
+    document.documentElement.lang = language;
+    document.title = `${project.name} · ${locale.t('app.title')}`;
+  }, [language, locale, project]);
+  const choose = (next: string) => {
+    sessionStorage.setItem('portal-language', next);
+    setLanguage(next);
+  };
+  const { t } = locale;
+  const endpoint = /^\/portal\/endpoints\/([0-9a-f-]{36})$/.exec(path)?.[1];
+  const event = /^\/portal\/events\/([0-9a-f-]{36})$/.exec(path)?.[1];
+  const usage = path === '/portal/usage';
+  const screen = endpoint ? (
+    <EndpointScreen id={endpoint} />
+  ) : event ? (
+    <EventScreen id={event} />
+  ) : usage ? (
+    <UsageScreen />
+  ) : (
+    <EndpointsScreen />
+  );
+  return (
+    <LocaleContext.Provider value={locale}>
+      <header class="bar">
+        <span class="project">{project.name}</span>
+        <nav aria-label={t('app.title')}>
+          <a href="/portal/" aria-current={usage ? undefined : 'page'} onClick={(e) => follow(e, '/portal/')}>
+            {t('nav.endpoints')}
+          </a>
+          {session.scopes.includes('usage:read') && (
+            <a
+              href="/portal/usage"
+              aria-current={usage ? 'page' : undefined}
+              onClick={(e) => follow(e, '/portal/usage')}
+            >
+              {t('nav.usage')}
+            </a>
+          )}
+        </nav>
+        <label class="language">
+          {t('nav.language')}
+          <select value={language} onChange={(e) => choose(e.currentTarget.value)}>
+            {project.languages.map((tag) => (
+              <option key={tag} value={tag}>
+                {new Intl.DisplayNames([tag], { type: 'language' }).of(tag) ?? tag}
+              </option>
+            ))}
+          </select>
+        </label>
+      </header>
+      <main>{screen}</main>
+    </LocaleContext.Provider>
+  );
+}
