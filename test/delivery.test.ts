@@ -367,6 +367,23 @@ describe('webhook deliveries', () => {
     );
   });
 
+  test('the list gives each endpoint its attempts of the last 24 hours and how many succeeded', async () => {
+    const tenant = await service.tenant();
+    const receiver = await startReceiver((_received, index, response) => {
+      response.writeHead(index === 0 ? 500 : 204).end();
+    });
+    const { id } = await endpoint(tenant, receiver.url);
+    const quiet = await endpoint(tenant, (await startReceiver()).url, ['pay.nothing.ever']);
+    const eventId = (await publish(tenant, 'pay.payment.succeeded')).body.eventId;
+    await settled(tenant, eventId, 'delivered');
+    const listed = (await get(tenant, '/core/v1/webhook-endpoints')).body.data as {
+      id: string;
+      last24h: object;
+    }[];
+    assert.deepEqual(listed.find((e) => e.id === id)?.last24h, { attempts: 2, succeeded: 1 });
+    assert.deepEqual(listed.find((e) => e.id === quiet.id)?.last24h, { attempts: 0, succeeded: 0 });
+  });
+
   test('deliveries of an endpoint by state and by event type, across pages', async () => {
     const tenant = await service.tenant();
     const receiver = await startReceiver();

@@ -114,6 +114,8 @@ describe('the portal', () => {
     await screenshot(page, 'endpoint-fr');
     await page.getByRole('link', { name: /Tous les points de réception/ }).click();
     await page.getByRole('heading', { level: 1, name: 'Points de réception' }).waitFor();
+    // The test event and the publish, both delivered at the first attempt: 100 %, in French.
+    await page.getByRole('cell', { name: /^100\s%$/ }).waitFor();
     await screenshot(page, 'endpoints-fr');
 
     const revoked = await service.request('DELETE', `/core/v1/portal-sessions/${session.id}`, {
@@ -186,6 +188,62 @@ describe('the portal', () => {
     await page.getByRole('heading', { level: 1, name: 'pay.payment.succeeded' }).waitFor();
     await page.getByRole('button', { name: 'Renvoyer' }).waitFor();
     await screenshot(page, 'event-fr');
+  });
+
+  test('the keyboard alone: add, test, pause and resume, go back, delete through the confirmation', async () => {
+    const { session } = await projectWithLink();
+    const receiver = await startReceiver();
+    const page = await browser.newPage();
+    await page.goto(session.url);
+    await page.getByRole('heading', { level: 1, name: 'Endpoints' }).waitFor();
+    /** Tab until the focused element is the one named (its id, or its text). */
+    const tabTo = async (name: string) => {
+      for (let i = 0; i < 40; i++) {
+        await page.keyboard.press('Tab');
+        const focused = await page.evaluate(
+          '[document.activeElement?.id, document.activeElement?.textContent?.trim()]',
+        );
+        if ((focused as string[]).includes(name)) return;
+      }
+      assert.fail(`Tab never reached ${name}`);
+    };
+    await tabTo('url');
+    await page.keyboard.type(receiver.url);
+    await page.keyboard.press('Enter');
+    await page.getByTestId('secret').waitFor();
+    await tabTo('Send test event');
+    await page.keyboard.press('Enter');
+    await page.locator('tr[data-state="delivered"]').first().waitFor({ timeout: 20_000 });
+    await tabTo('Pause');
+    await page.keyboard.press('Enter');
+    await page.getByText('Paused', { exact: true }).waitFor();
+    await tabTo('Resume');
+    await page.keyboard.press('Enter');
+    await page.getByText('Active', { exact: true }).waitFor();
+    await page.keyboard.press('Shift+Tab');
+    await tabTo('← All endpoints');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Endpoints' }).waitFor();
+    await tabTo('Delete');
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Delete' });
+    await dialog.waitFor();
+    await expectAccessible(page, 'the confirmation');
+    await screenshot(page, 'delete-en');
+    assert.equal(
+      await page.evaluate('document.activeElement?.closest("dialog") !== null'),
+      true,
+      'focus is in the dialog',
+    );
+    await page.keyboard.press('Escape'); // cancelled: nothing deleted
+    await page.getByRole('link', { name: receiver.url }).waitFor();
+    await tabTo('Delete');
+    await page.keyboard.press('Enter');
+    await dialog.waitFor();
+    for (let i = 0; i < 5 && (await page.evaluate('document.activeElement?.className')) !== 'danger'; i++)
+      await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.getByText('No endpoint yet.', { exact: false }).waitFor();
   });
 
   test('a used link shows the sign-in-expired page, in English, not a half-rendered app', async () => {

@@ -154,6 +154,7 @@ describe('webhook endpoints', () => {
         'eventTypes',
         'hasPreviousSecret',
         'id',
+        'last24h',
         'ordering',
         'paused',
         'rateLimitPerSecond',

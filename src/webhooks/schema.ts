@@ -100,7 +100,20 @@ export const CancelledSchema = Type.Object(
   { $id: 'DeliveriesCancelled' },
 );
 export const WebhookEndpointListSchema = Type.Object(
-  { data: Type.Array(Type.Unsafe<unknown>({ $ref: 'WebhookEndpoint#' })) },
+  {
+    data: Type.Array(
+      Type.Object({
+        ...endpointFields,
+        last24h: Type.Object(
+          { attempts: Type.Integer({ minimum: 0 }), succeeded: Type.Integer({ minimum: 0 }) },
+          {
+            description:
+              'its delivery attempts in the last 24 hours (of events of that time), and how many succeeded',
+          },
+        ),
+      }),
+    ),
+  },
   { $id: 'WebhookEndpointList' },
 );
 export const WebhookSecretRotatedSchema = Type.Object(

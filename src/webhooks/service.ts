@@ -85,7 +85,14 @@ export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
       return { ...toRecord(row), secret: secret.clear, unknownEventTypes };
     },
 
-    list: async (projectId: string) => (await store.list(projectId)).map(toRecord),
+    /** The project's endpoints, oldest first, each with its attempts of the last 24 hours. */
+    list: async (projectId: string) => {
+      const [rows, day] = await Promise.all([store.list(projectId), store.attemptsOfDay(projectId)]);
+      return rows.map((row) => ({
+        ...toRecord(row),
+        last24h: day.get(row.id) ?? { attempts: 0, succeeded: 0 },
+      }));
+    },
 
     async get(projectId: string, id: string) {
       const row = await store.get(projectId, id);

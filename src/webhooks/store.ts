@@ -125,6 +125,26 @@ export const endpointStore = (db: Db) => ({
     return rows;
   },
 
+  /**
+   * Each endpoint's attempts in the last 24 hours and how many succeeded, read from the deliveries of the
+   * day's events (the partitions of that day only): the portal's success rate, read when its list is.
+   */
+  async attemptsOfDay(projectId: string) {
+    const { rows } = await db.query<{ endpoint_id: string; attempts: number; succeeded: number }>(
+      `select d.endpoint_id, count(*)::int as attempts, count(*) filter (where a.succeeded)::int as succeeded
+         from deliveries d
+         join delivery_attempts a
+           on a.project_id = d.project_id and a.delivery_id = d.id and a.event_created_at = d.event_created_at
+        where d.project_id = $1 and d.event_created_at >= now() - interval '24 hours'
+          and a.event_created_at >= now() - interval '24 hours' and a.started_at >= now() - interval '24 hours'
+        group by d.endpoint_id`,
+      [projectId],
+    );
+    return new Map(
+      rows.map((row) => [row.endpoint_id, { attempts: row.attempts, succeeded: row.succeeded }]),
+    );
+  },
+
   /** Deletes the endpoint and its secrets, and gives its slot back to the project's count. */
   async delete(projectId: string, id: string) {
     const { rows } = await db.query<{ deleted: boolean }>(

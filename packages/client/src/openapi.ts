@@ -858,7 +858,30 @@ export interface components {
             unknownEventTypes: string[];
         };
         WebhookEndpointList: {
-            data: components["schemas"]["WebhookEndpoint"][];
+            data: {
+                /** Format: uuid */
+                id: string;
+                url: string;
+                eventTypes: string[];
+                /** @description false once disabled (by a 410, a run of dead deliveries, or its owner) */
+                active: boolean;
+                /** @description its deliveries are created and held, nothing is sent */
+                paused: boolean;
+                /** @description the most deliveries sent to it per second, across every worker; null for no limit */
+                rateLimitPerSecond: number | null;
+                /** @description endpoint: one delivery in flight at a time, in publish order; key: the same per orderingKey of the events */
+                ordering: "none" | "endpoint" | "key";
+                /** @description its pending deliveries */
+                waiting: number;
+                hasPreviousSecret: boolean;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description its delivery attempts in the last 24 hours (of events of that time), and how many succeeded */
+                last24h: {
+                    attempts: number;
+                    succeeded: number;
+                };
+            }[];
         };
         WebhookSecretRotated: {
             /** Format: uuid */

@@ -17,6 +17,7 @@ export const en = {
   'endpoints.state': 'State',
   'endpoints.types': 'Event types',
   'endpoints.waiting': 'Waiting',
+  'endpoints.success': 'Success, 24 h',
   'endpoints.active': 'Active',
   'endpoints.paused': 'Paused',
   'endpoints.disabled': 'Disabled',

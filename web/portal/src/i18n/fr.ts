@@ -17,6 +17,7 @@ export const fr: Messages = {
   'endpoints.state': 'État',
   'endpoints.types': 'Types d’événements',
   'endpoints.waiting': 'En attente',
+  'endpoints.success': 'Succès, 24 h',
   'endpoints.active': 'Actif',
   'endpoints.paused': 'En pause',
   'endpoints.disabled': 'Désactivé',

@@ -12,18 +12,21 @@ export interface Locale {
   t(key: MessageKey, params?: Record<string, string | number>): string;
   date(iso: string): string;
   number(value: number): string;
+  percent(value: number): string;
 }
 
 export function localeOf(language: string): Locale {
   const messages = CATALOGUES[language] ?? CATALOGUES[language.split('-')[0] ?? ''] ?? en;
   const dates = new Intl.DateTimeFormat(language, { dateStyle: 'medium', timeStyle: 'medium' });
   const numbers = new Intl.NumberFormat(language);
+  const percents = new Intl.NumberFormat(language, { style: 'percent', maximumFractionDigits: 1 });
   return {
     language,
     t: (key, params = {}) =>
       messages[key].replace(/\{(\w+)\}/g, (_, name: string) => String(params[name] ?? `{${name}}`)),
     date: (iso) => dates.format(new Date(iso)),
     number: (value) => numbers.format(value),
+    percent: (value) => percents.format(value),
   };
 }
 

@@ -1,6 +1,9 @@
 // The endpoints of the project: each with its state, and the forms to add one and delete one.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, call, type Endpoint, type Schemas } from '../api.ts';
+
+type Listed = Schemas['WebhookEndpointList']['data'][number];
+
 import { useLocale } from '../i18n/index.ts';
 import { follow, navigate } from '../router.ts';
 import { Failure, stateOf } from './common.tsx';
@@ -9,12 +12,12 @@ import { Failure, stateOf } from './common.tsx';
 export const freshSecrets = new Map<string, string>();
 
 export function EndpointsScreen() {
-  const { t, number } = useLocale();
-  const [endpoints, setEndpoints] = useState<Endpoint[]>();
+  const { t, number, percent } = useLocale();
+  const [endpoints, setEndpoints] = useState<Listed[]>();
   const [failure, setFailure] = useState<unknown>();
   const [deleting, setDeleting] = useState<Endpoint>();
   const load = () =>
-    call<{ data: Endpoint[] }>('GET', '/core/v1/webhook-endpoints').then(
+    call<Schemas['WebhookEndpointList']>('GET', '/core/v1/webhook-endpoints').then(
       (r) => setEndpoints(r.data),
       setFailure,
     );
@@ -35,6 +38,7 @@ export function EndpointsScreen() {
               <th scope="col">{t('endpoints.url')}</th>
               <th scope="col">{t('endpoints.state')}</th>
               <th scope="col">{t('endpoints.types')}</th>
+              <th scope="col">{t('endpoints.success')}</th>
               <th scope="col">{t('endpoints.waiting')}</th>
               <th scope="col">
                 <span class="visually-hidden">{t('endpoints.delete')}</span>
@@ -54,9 +58,19 @@ export function EndpointsScreen() {
                 </td>
                 <td>{t(stateOf(endpoint))}</td>
                 <td>{endpoint.eventTypes.join(', ')}</td>
+                <td>
+                  {endpoint.last24h.attempts === 0
+                    ? '—'
+                    : percent(endpoint.last24h.succeeded / endpoint.last24h.attempts)}
+                </td>
                 <td>{number(endpoint.waiting)}</td>
                 <td>
-                  <button type="button" class="secondary" onClick={() => setDeleting(endpoint)}>
+                  <button
+                    type="button"
+                    class="secondary"
+                    aria-label={`${t('endpoints.delete')} ${endpoint.url}`}
+                    onClick={() => setDeleting(endpoint)}
+                  >
                     {t('endpoints.delete')}
                   </button>
                 </td>
@@ -84,7 +98,11 @@ function ConfirmDelete({ endpoint, onClose }: { endpoint: Endpoint; onClose: (de
   const dialog = useRef<HTMLDialogElement>(null);
   const [failure, setFailure] = useState<unknown>();
   const [key] = useState(() => crypto.randomUUID());
-  useEffect(() => dialog.current?.showModal(), []);
+  const cancel = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    dialog.current?.showModal();
+    cancel.current?.focus(); // focus starts on the choice that changes nothing
+  }, []);
   const remove = () =>
     call('DELETE', `/core/v1/webhook-endpoints/${endpoint.id}`, { idempotencyKey: key }).then(
       () => onClose(true),
@@ -99,7 +117,7 @@ function ConfirmDelete({ endpoint, onClose }: { endpoint: Endpoint; onClose: (de
         <button type="button" class="danger" onClick={remove}>
           {t('endpoints.delete')}
         </button>
-        <button type="button" class="secondary" onClick={() => onClose(false)}>
+        <button ref={cancel} type="button" class="secondary" onClick={() => onClose(false)}>
           {t('endpoints.cancel')}
         </button>
       </div>
