@@ -182,7 +182,10 @@ describe('portal sessions', () => {
     );
 
     const leaving = await enter((await mint(tenant)).url);
-    const out = await service.request('DELETE', '/portal/session', withCookie(leaving.cookie));
+    const unguarded = await service.request('DELETE', '/portal/session', withCookie(leaving.cookie));
+    expectProblem(unguarded, 403, 'CSRF_TOKEN_INVALID');
+    const csrf = { 'x-csrf-token': leaving.exchanged.body.csrfToken };
+    const out = await service.request('DELETE', '/portal/session', withCookie(leaving.cookie, csrf));
     assert.equal(out.status, 204);
     assert.match(out.headers.get('set-cookie') ?? '', /^platform_portal=; Path=\/; Max-Age=0/);
     expectProblem(

@@ -246,7 +246,7 @@ describe('the portal', () => {
     await page.getByText('No endpoint yet.', { exact: false }).waitFor();
   });
 
-  test('a used link shows the sign-in-expired page, in English, not a half-rendered app', async () => {
+  test('a used link, and a session signed out, show the sign-in-expired page, not a half-rendered app', async () => {
     const { session } = await projectWithLink();
     const page = await browser.newPage();
     await page.goto(session.url);
@@ -256,6 +256,10 @@ describe('the portal', () => {
     await other.getByRole('heading', { level: 1, name: 'Your session has ended' }).waitFor();
     assert.equal(await other.locator('nav').count(), 0);
     await screenshot(other, 'expired-en');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Your session has ended' }).waitFor();
+    await page.goto(`${service.baseUrl}/portal/`);
+    await page.getByRole('heading', { level: 1, name: 'Your session has ended' }).waitFor();
   });
 
   test('a strict CSP on every page; framed by the project’s dashboard only; hashed assets cached', async () => {

@@ -12,7 +12,7 @@ import {
   PortalSessionCreatedSchema,
   PortalSessionPageSchema,
 } from '../../portal/schema.ts';
-import { portalService, type SessionPrincipal } from '../../portal/service.ts';
+import { csrfMatches, portalService, type SessionPrincipal } from '../../portal/service.ts';
 import { IdParamsSchema } from '../../webhooks/schema.ts';
 import { portalToken, principalOf, projectOf } from '../auth.ts';
 import { errorResponses } from '../problems.ts';
@@ -119,11 +119,14 @@ export const portalSessionRoutes =
       '/portal/session',
       { config: { access: 'public' }, schema: hidden },
       async (request, reply) => {
+        // Signing out is a write made with the cookie: it carries the CSRF token as the others do.
         const token = portalToken(request);
         if (token) {
           const principal = await portalService(context.db)
             .check(token)
             .catch(() => undefined);
+          if (principal && !csrfMatches(principal, request.headers['x-csrf-token']))
+            throw new PlatformError('CSRF_TOKEN_INVALID');
           if (principal) await portalService(context.db).signOut(principal);
         }
         setCookie(request, reply, '', 0);

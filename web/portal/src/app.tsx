@@ -1,7 +1,7 @@
 // The portal's frame: the project's name and theme, the navigation, the language (one of the project's),
 // and the screen of the path.
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { type Session, useSession } from './api.ts';
+import { call, type Session, useSession } from './api.ts';
 import { LocaleContext, localeOf } from './i18n/index.ts';
 import { follow, usePath } from './router.ts';
 import { EndpointScreen } from './screens/endpoint.tsx';
@@ -66,6 +66,13 @@ export function App({ session, onExpired }: { session: Session; onExpired: () =>
             ))}
           </select>
         </label>
+        <button
+          type="button"
+          class="secondary"
+          onClick={() => call('DELETE', '/portal/session').then(onExpired, onExpired)}
+        >
+          {t('nav.signOut')}
+        </button>
       </header>
       <main>{screen}</main>
     </LocaleContext.Provider>
