@@ -84,6 +84,25 @@ describe('portal sessions', () => {
     assert.equal(again.body.csrfToken, exchanged.body.csrfToken);
   });
 
+  test('the exchange takes JSON only: what a form on another site can send is refused, the code kept', async () => {
+    const tenant = await service.tenant();
+    const session = await mint(tenant);
+    const code = new URL(session.url).hash.replace('#code=', '');
+    for (const type of [
+      'application/x-www-form-urlencoded',
+      'text/plain',
+      'multipart/form-data; boundary=x',
+    ]) {
+      const form = await service.request('POST', '/portal/session', {
+        rawBody: `code=${code}`,
+        headers: { 'content-type': type },
+      });
+      expectProblem(form, 415, 'UNSUPPORTED_MEDIA_TYPE');
+      assert.equal(form.headers.get('set-cookie'), null);
+    }
+    assert.equal((await enter(session.url)).exchanged.status, 200, 'the code still works, once');
+  });
+
   test('a late code (after 10 minutes) is refused', async () => {
     const tenant = await service.tenant();
     const session = await mint(tenant);
