@@ -21,12 +21,17 @@ export interface SendResult {
 
 export class AddressRefused extends Error {}
 
-export function createSender(options: {
+/**
+ * An undici Agent whose every connection obeys the webhook address policy: an IP literal is judged
+ * before its socket opens, a name through the resolver, and the address actually dialled once connected.
+ * Deliveries use one; so does anything else the service fetches from an address a project gave.
+ */
+export function guardedAgent(options: {
   allowPrivate: boolean;
   resolve: Resolver;
   timeoutMs: number;
-  userAgent: string;
-}) {
+  connections?: number;
+}): Agent {
   const { allowPrivate, resolve, timeoutMs } = options;
 
   // net/tls call this for host names (never for IP literals, which the connector below checks).
@@ -54,7 +59,7 @@ export function createSender(options: {
   };
 
   const connect = buildConnector({ timeout: timeoutMs, lookup } as buildConnector.BuildOptions);
-  const agent = new Agent({
+  return new Agent({
     connect: (connectOptions, callback) => {
       // An IP literal is judged before any socket opens (names are judged by the lookup above).
       const literal = connectOptions.hostname.replace(/^\[|\]$/g, '');
@@ -76,10 +81,20 @@ export function createSender(options: {
       });
     },
     keepAliveTimeout: 30_000,
-    connections: 64, // per origin
+    connections: options.connections ?? 64, // per origin
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
   });
+}
+
+export function createSender(options: {
+  allowPrivate: boolean;
+  resolve: Resolver;
+  timeoutMs: number;
+  userAgent: string;
+}) {
+  const { timeoutMs } = options;
+  const agent = guardedAgent(options);
 
   return {
     async send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {

@@ -5,7 +5,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
+import { guardedAgent } from '../../delivery/sender.ts';
 import { PlatformError } from '../../errors.ts';
+import { logoFetcher } from '../../portal/logo.ts';
 import { portalService } from '../../portal/service.ts';
 import { portalToken } from '../auth.ts';
 
@@ -64,6 +66,30 @@ export const portalPageRoutes =
     // The link's page holds no session yet (its code is in the fragment) and shows nothing: it trades the
     // code and loads /portal/ again, which the project's frame-ancestors then govern.
     app.get('/portal/enter', options, async (_request, reply) => page(reply, ['*']));
+
+    // The project's logo, served from here (see portal/logo.ts); 404 when it has none or it cannot be had.
+    const { config } = context;
+    const timeoutMs = 5000;
+    const agent = guardedAgent({
+      allowPrivate: config.webhookAllowPrivate,
+      resolve: context.resolve,
+      timeoutMs,
+      connections: 4,
+    });
+    app.addHook('onClose', () => agent.close());
+    const logos = logoFetcher({ agent, timeoutMs, userAgent: `platform-core/${config.version}` });
+    app.get('/portal/logo', options, async (request, reply) => {
+      const token = portalToken(request);
+      const principal = token ? await portalService(context.db).check(token) : undefined;
+      const url = principal?.project.theme.logoUrl;
+      const logo = url ? await logos.get(url) : null;
+      if (!logo) throw new PlatformError('NOT_FOUND', 'no logo');
+      return reply
+        .type(logo.type)
+        .header('cache-control', 'private, max-age=600')
+        .header('content-security-policy', "default-src 'none'; sandbox") // an SVG opened on its own runs nothing
+        .send(logo.body);
+    });
 
     app.get<{ Params: { file: string } }>('/portal/assets/:file', options, async (request, reply) => {
       const { file } = request.params;

@@ -16,6 +16,7 @@ export function App({ session, onExpired }: { session: Session; onExpired: () =>
   const [language, setLanguage] = useState(sessionStorage.getItem('portal-language') ?? session.language);
   const locale = useMemo(() => localeOf(language), [language]);
   const path = usePath();
+  const [logoFailed, setLogoFailed] = useState(false);
   useEffect(() => applyTheme(project.theme), [project]);
   useEffect(() => {
     document.documentElement.lang = language;
@@ -41,7 +42,12 @@ export function App({ session, onExpired }: { session: Session; onExpired: () =>
   return (
     <LocaleContext.Provider value={locale}>
       <header class="bar">
-        <span class="project">{project.name}</span>
+        <span class="project">
+          {project.theme.logoUrl && !logoFailed && (
+            <img src="/portal/logo" alt="" class="logo" onError={() => setLogoFailed(true)} />
+          )}
+          {project.name}
+        </span>
         <nav aria-label={t('app.title')}>
           <a href="/portal/" aria-current={usage ? undefined : 'page'} onClick={(e) => follow(e, '/portal/')}>
             {t('nav.endpoints')}
