@@ -160,7 +160,7 @@ describe('portal sessions', () => {
     );
   });
 
-  test('listed newest first; revoked, expired, signed out or its key revoked → 401 PORTAL_SESSION_EXPIRED', async () => {
+  test('listed newest first; revoked, expired, signed out, or its key expired or revoked → 401 PORTAL_SESSION_EXPIRED', async () => {
     const tenant = await service.tenant();
     const first = await mint(tenant, { language: 'en' });
     const second = await mint(tenant);
@@ -213,6 +213,12 @@ describe('portal sessions', () => {
       'PORTAL_SESSION_EXPIRED',
     );
 
+    const unopened = await mint(tenant);
+    await service.db.query(`update api_keys set expires_at = now() - interval '1 second' where id = $1`, [
+      tenant.keyId,
+    ]);
+    expectProblem((await enter(unopened.url)).exchanged, 401, 'PORTAL_SESSION_EXPIRED');
+    await service.db.query('update api_keys set expires_at = null where id = $1', [tenant.keyId]);
     const keyed = await enter((await mint(tenant)).url);
     await service.db.query('update api_keys set revoked_at = now() where id = $1', [tenant.keyId]);
     expectProblem(

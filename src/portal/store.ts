@@ -60,6 +60,7 @@ export const portalStore = (db: Db) => ({
          from projects p, api_keys k
         where s.code_hash = $1 and s.code_expires_at > now() and s.expires_at > now()
           and s.revoked_at is null and p.id = s.project_id and k.id = s.key_id and k.revoked_at is null
+          and (k.expires_at is null or k.expires_at > now())
        returning s.id, s.key_id, s.scopes, s.language, s.expires_at, to_jsonb(p) as project`,
       [codeHash, tokenHash],
     );
