@@ -25,6 +25,12 @@ export class ApiError extends Error {
   }
 }
 
+/** A random idempotency key: crypto.randomUUID exists only in secure contexts (https, localhost). */
+export const newKey = (): string =>
+  typeof crypto.randomUUID === 'function'
+    ? crypto.randomUUID()
+    : Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+
 let csrfToken = '';
 let onExpired: () => void = () => {};
 
@@ -41,7 +47,7 @@ export async function call<T>(
   const headers: Record<string, string> = { accept: 'application/json' };
   if (method !== 'GET') {
     headers['x-csrf-token'] = csrfToken;
-    headers['idempotency-key'] = options.idempotencyKey ?? crypto.randomUUID();
+    headers['idempotency-key'] = options.idempotencyKey ?? newKey();
   }
   if (options.body !== undefined)
     headers['content-type'] = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json';

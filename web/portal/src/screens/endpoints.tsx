@@ -1,6 +1,6 @@
 // The endpoints of the project: each with its state, and the forms to add one and delete one.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, call, type Endpoint, type Schemas } from '../api.ts';
+import { ApiError, call, type Endpoint, newKey, type Schemas } from '../api.ts';
 
 type Listed = Schemas['WebhookEndpointList']['data'][number];
 
@@ -97,7 +97,7 @@ function ConfirmDelete({ endpoint, onClose }: { endpoint: Endpoint; onClose: (de
   const { t } = useLocale();
   const dialog = useRef<HTMLDialogElement>(null);
   const [failure, setFailure] = useState<unknown>();
-  const [key] = useState(() => crypto.randomUUID());
+  const [key] = useState(() => newKey());
   const cancel = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     dialog.current?.showModal();
@@ -131,7 +131,7 @@ function CreateEndpoint() {
   const [failure, setFailure] = useState<unknown>();
   // One key per intended creation: a second click, or the same form sent again after a lost answer,
   // replays the first; an answer that refuses the values makes the next submission a new one.
-  const key = useRef(crypto.randomUUID());
+  const key = useRef(newKey());
   const submit = async (event: SubmitEvent) => {
     event.preventDefault();
     if (pending) return;
@@ -148,10 +148,10 @@ function CreateEndpoint() {
         idempotencyKey: key.current,
       });
       freshSecrets.set(created.id, created.secret);
-      key.current = crypto.randomUUID();
+      key.current = newKey();
       navigate(`/portal/endpoints/${created.id}`);
     } catch (error) {
-      if (error instanceof ApiError && error.status < 500) key.current = crypto.randomUUID();
+      if (error instanceof ApiError && error.status < 500) key.current = newKey();
       setFailure(error);
     } finally {
       setPending(false);
