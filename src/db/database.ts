@@ -167,6 +167,10 @@ function endWithin(client: pg.Client, ms = 1000): Promise<void> {
   });
 }
 
+/** A timestamp column read as the API writes times (ISO 8601, UTC, microseconds), under its own name. */
+export const isoColumn = (column: string) =>
+  `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as ${column}`;
+
 /** The one row a statement must return (an insert's `returning`, an aggregate). */
 export function onlyRow<R extends pg.QueryResultRow>(result: pg.QueryResult<R>): R {
   const row = result.rows[0];

@@ -1,4 +1,4 @@
-import { type Db, onlyRow } from '../db/database.ts';
+import { type Db, isoColumn, onlyRow } from '../db/database.ts';
 import type { Page } from '../pagination.ts';
 import type { ProjectRow } from '../projects/store.ts';
 
@@ -15,10 +15,8 @@ export interface KeyRow {
   revoked_at: string | null;
 }
 
-const iso = (column: string) =>
-  `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as ${column}`;
-const RECORD = `id, project_id, display_prefix, name, scopes, ${iso('created_at')}, ${iso('expires_at')},
-  ${iso('last_used_at')}, ${iso('revoked_at')}`;
+const RECORD = `id, project_id, display_prefix, name, scopes, ${isoColumn('created_at')}, ${isoColumn('expires_at')},
+  ${isoColumn('last_used_at')}, ${isoColumn('revoked_at')}`;
 
 export const keyStore = (db: Db) => ({
   async insert(key: {

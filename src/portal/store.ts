@@ -1,6 +1,6 @@
 // The SQL of portal sessions: made with their code, exchanged (the code for the token) in one statement,
 // found by their token with their project, listed and revoked.
-import type { Db } from '../db/database.ts';
+import { type Db, isoColumn } from '../db/database.ts';
 import type { Page } from '../pagination.ts';
 import type { ProjectRow } from '../projects/store.ts';
 
@@ -22,9 +22,7 @@ export interface ActiveSession {
   project: ProjectRow;
 }
 
-const iso = (column: string) =>
-  `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as ${column}`;
-const RECORD = `id, language, ${iso('created_at')}, ${iso('expires_at')}, ${iso('revoked_at')}`;
+const RECORD = `id, language, ${isoColumn('created_at')}, ${isoColumn('expires_at')}, ${isoColumn('revoked_at')}`;
 
 export const portalStore = (db: Db) => ({
   async insert(session: {

@@ -1,4 +1,4 @@
-import { type Db, onlyRow } from '../db/database.ts';
+import { type Db, isoColumn, onlyRow } from '../db/database.ts';
 import type { Page } from '../pagination.ts';
 
 export interface Theme {
@@ -65,10 +65,8 @@ export const toProject = (row: ProjectRow): Project => ({
   updatedAt: row.updated_at,
 });
 
-const iso = (column: string) =>
-  `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as ${column}`;
-const COLUMNS = `id, slug, name, mode, languages, theme, retention_days, portal_frame_ancestors, ${iso('created_at')},
-  ${iso('updated_at')}`;
+const COLUMNS = `id, slug, name, mode, languages, theme, retention_days, portal_frame_ancestors, ${isoColumn('created_at')},
+  ${isoColumn('updated_at')}`;
 
 export interface ProjectValues {
   name: string;

@@ -21,7 +21,6 @@ export const fr: Messages = {
   'endpoints.active': 'Actif',
   'endpoints.paused': 'En pause',
   'endpoints.disabled': 'Désactivé',
-  'endpoints.open': 'Ouvrir',
   'endpoints.delete': 'Supprimer',
   'endpoints.deleteConfirm':
     'Supprimer {url} ? Ses secrets disparaissent avec lui, et ce qui l’attend est annulé.',
@@ -32,7 +31,6 @@ export const fr: Messages = {
   'create.types': 'Types d’événements',
   'create.typesHint': 'Séparés par des virgules : un type, un préfixe comme pay.*, ou * pour tous.',
   'create.submit': 'Ajouter',
-  'create.done': 'Point de réception ajouté.',
   'secret.title': 'Secret de signature',
   'secret.once': 'Affiché une seule fois : copiez-le maintenant et donnez-le à votre récepteur.',
   'secret.copy': 'Copier',

@@ -4,7 +4,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, type Deliveries, type Endpoint, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { follow } from '../router.ts';
-import { Failure, stateOf } from './common.tsx';
+import { DeliveriesHead, Failure, stateOf } from './common.tsx';
 import { freshSecrets } from './endpoints.tsx';
 
 export function EndpointScreen({ id }: { id: string }) {
@@ -219,15 +219,7 @@ function DeliveryLog({ endpointId }: { endpointId: string }) {
         <p>{t('log.empty')}</p>
       ) : (
         <table class="log">
-          <thead>
-            <tr>
-              <th scope="col">{t('log.event')}</th>
-              <th scope="col">{t('log.state')}</th>
-              <th scope="col">{t('log.status')}</th>
-              <th scope="col">{t('log.attempts')}</th>
-              <th scope="col">{t('log.created')}</th>
-            </tr>
-          </thead>
+          <DeliveriesHead first={t('log.event')} />
           <tbody>
             {rows.map((delivery) => (
               <tr key={delivery.id} data-state={delivery.state}>

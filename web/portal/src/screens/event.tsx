@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { call, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { follow } from '../router.ts';
-import { Failure } from './common.tsx';
+import { DeliveriesHead, Failure } from './common.tsx';
 
 type Event = Schemas['Event'];
 
@@ -53,15 +53,7 @@ export function EventScreen({ id }: { id: string }) {
       <Failure error={failure} />
       <h2>{t('event.deliveries')}</h2>
       <table>
-        <thead>
-          <tr>
-            <th scope="col">{t('endpoints.title')}</th>
-            <th scope="col">{t('log.state')}</th>
-            <th scope="col">{t('log.status')}</th>
-            <th scope="col">{t('log.attempts')}</th>
-            <th scope="col">{t('log.created')}</th>
-          </tr>
-        </thead>
+        <DeliveriesHead first={t('endpoints.title')} />
         <tbody>
           {event.deliveries.map((delivery) => (
             <tr key={delivery.id} data-state={delivery.state}>
