@@ -29,8 +29,13 @@ export interface Database extends Db {
   /**
    * LISTENs on a channel on a connection of its own, reconnecting after a loss; returns a stop function.
    * onNotify gets each notification's payload, and '' after (re)connecting: anything sent meanwhile.
+   * `onConnect` runs on that connection each time it connects (a session lock kept while it lives).
    */
-  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  listen(
+    channel: string,
+    onNotify: (payload: string) => void,
+    onConnect?: pg.QueryConfig,
+  ): Promise<() => Promise<void>>;
   /** `select 1` within timeoutMs: false when the database cannot be reached in that time. */
   ping(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
@@ -106,7 +111,7 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
         clearTimeout(timer);
       }
     },
-    listen: (channel, onNotify) => listen(url, channel, onNotify),
+    listen: (channel, onNotify, onConnect) => listen(url, channel, onNotify, onConnect),
     close: () => pool.end(),
   };
 }
@@ -117,6 +122,7 @@ async function listen(
   url: string,
   channel: string,
   onNotify: (payload: string) => void,
+  onConnect?: pg.QueryConfig,
 ): Promise<() => Promise<void>> {
   let client: pg.Client | undefined;
   let closed = false;
@@ -135,6 +141,7 @@ async function listen(
     try {
       await next.connect();
       await next.query(`listen ${channel}`);
+      if (onConnect) await next.query(onConnect);
       client = next;
       onNotify(''); // anything sent while we were not listening is found by this wake-up
     } catch {

@@ -73,7 +73,7 @@ type Action = { due: Due; action: 'claim' | 'push'; at: number };
 
 export async function claim(
   db: Database,
-  options: { limit: number; leaseSeconds: number; token: string; leftOut: string[] },
+  options: { limit: number; leaseSeconds: number; token: string; holder: number; leftOut: string[] },
 ): Promise<{ runs: Run[]; due: number; pushed: number; nextSlot: number | null; claimedAt: number }> {
   return db.transaction(async (tx) => {
     const due = await dueDeliveries(tx, options.limit, options.leftOut);
@@ -246,7 +246,7 @@ async function apply(
   tx: Db,
   { actions, slots }: Awaited<ReturnType<typeof paceRuns>>,
   cancel: Due[],
-  options: { leaseSeconds: number; token: string },
+  options: { leaseSeconds: number; token: string; holder: number },
 ) {
   const rows = [
     ...actions.map((a) => ({ ...a.due, action: a.action, at: a.at, reason: null as string | null })),
@@ -279,7 +279,8 @@ async function apply(
           and r.action = 'push'
      ), claimed as (
        update deliveries d
-          set lease_until = now() + make_interval(secs => $7), lease_token = $8, throttled = false
+          set lease_until = now() + make_interval(secs => $7), lease_token = $8, lease_holder = $12,
+              throttled = false
          from r
         where d.project_id = r.project_id and d.id = r.id and d.event_created_at = r.event_created_at
           and r.action = 'claim'
@@ -308,6 +309,7 @@ async function apply(
       slots.map((s) => s.project_id),
       slots.map((s) => s.id),
       slots.map((s) => s.next_free),
+      options.holder,
     ],
   });
   return claimed;

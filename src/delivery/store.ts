@@ -36,6 +36,9 @@ interface Recorded {
   type: string | null;
 }
 
+/** The first key of a worker's liveness lock; the second is its heartbeat's lock_key. */
+export const WORKER_LOCK = 7310014;
+
 export const deliveryStore = (db: Db) => ({
   /**
    * Records a batch of attempts in one statement: each delivery's next state (only while this worker still
@@ -117,12 +120,41 @@ export const deliveryStore = (db: Db) => ({
     );
   },
 
-  async heartbeat(worker: { id: string; host: string; pid: number; startedAt: Date }) {
+  async heartbeat(worker: { id: string; host: string; pid: number; startedAt: Date; lockKey: number }) {
     await db.query(
-      `insert into worker_heartbeats (worker_id, host, pid, started_at, seen_at) values ($1, $2, $3, $4, now())
+      `insert into worker_heartbeats (worker_id, host, pid, started_at, seen_at, lock_key)
+       values ($1, $2, $3, $4, now(), $5)
        on conflict (worker_id) do update set seen_at = now()`,
-      [worker.id, worker.host, worker.pid, worker.startedAt],
+      [worker.id, worker.host, worker.pid, worker.startedAt, worker.lockKey],
     );
+  },
+
+  /**
+   * Hands back at once the leases of workers that died: a heartbeat whose worker's liveness lock
+   * (migration 0014) is held by no session. Their heartbeats go; the number of deliveries freed is
+   * returned. A worker whose listening connection is being re-made is taken for dead for that moment:
+   * its deliveries may then be sent twice (at least once, as after any lease's expiry), never lost.
+   */
+  async releaseDead(): Promise<{ workers: number; deliveries: number }> {
+    const { rows } = await db.query<{ workers: number; deliveries: number }>(
+      `with dead as (
+         delete from worker_heartbeats h
+          where h.lock_key is not null
+            and not exists (
+              select from pg_locks l
+               where l.locktype = 'advisory' and l.granted and l.objsubid = 2
+                 and l.database = (select oid from pg_database where datname = current_database())
+                 and l.classid = ${WORKER_LOCK} and l.objid = h.lock_key)
+         returning h.lock_key
+       ), freed as (
+         update deliveries d set lease_until = null, lease_token = null
+           from dead
+          where d.state = 'pending' and d.lease_holder = dead.lock_key and d.lease_until > now()
+         returning 1
+       )
+       select (select count(*) from dead)::int as workers, (select count(*) from freed)::int as deliveries`,
+    );
+    return rows[0] ?? { workers: 0, deliveries: 0 };
   },
 
   async forgetWorker(workerId: string) {

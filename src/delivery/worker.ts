@@ -1,5 +1,5 @@
 // The delivery worker: claims due deliveries in batches (claim.ts), sends them concurrently (never inside
-// a transaction), and records each attempt with the delivery's next state, in batches too (store.ts).
+// a transaction), and records each attempt with the delivery's next state, in batches too (recorder.ts).
 //
 // What a claim gives is a list of runs: a delivery alone, or the head of an ordered lane with the run
 // behind it, sent one after the other (the next only once the one before succeeded), each at its time
@@ -11,7 +11,7 @@
 // for again while it still has a cap's worth in flight, so its queue does not run dry during the claim.
 // Woken at once by NOTIFY (other processes) or an in-process signal (same process), with a poll as the
 // backstop. A crash loses nothing: unfinished leases expire and are claimed again.
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
@@ -25,16 +25,13 @@ import { DELIVERIES_CHANNEL } from './channel.ts';
 import { type ClaimedDelivery, claim, type Run } from './claim.ts';
 import { type AttemptMetrics, countAttempt, nextState } from './outcome.ts';
 import { LOOKAHEAD_S } from './pacing.ts';
+import { AttemptRecorder } from './recorder.ts';
 import { createSender } from './sender.ts';
 import { signatureHeader, signingKeyCache } from './signing.ts';
-import { type Completion, deliveryStore, recordAttempts } from './store.ts';
+import { type Completion, deliveryStore, WORKER_LOCK } from './store.ts';
 
 const HEARTBEAT_MS = 10_000;
 const CLAIM_BATCH = 200;
-const FLUSH_AT = 200;
-// Attempts are recorded in batches, at most this long after they end; a run of an ordered lane is
-// recorded as soon as it ends, because its lane moves on only once it is.
-const FLUSH_AFTER_MS = 20;
 
 export interface WorkerDeps {
   db: Database;
@@ -60,6 +57,12 @@ interface Held {
 
 export class DeliveryWorker {
   readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  /**
+   * The second key of this worker's liveness lock, named by its heartbeat and by every lease it takes.
+   * Random: two live workers share one with a chance of 1 in 2^31 per pair, which costs only duplicates
+   * (each may take the other's leases for dead once the other stops).
+   */
+  readonly lockKey = randomInt(1, 2 ** 31 - 1);
   private readonly deps: WorkerDeps;
   private readonly store: ReturnType<typeof deliveryStore>;
   private readonly sender: ReturnType<typeof createSender>;
@@ -81,12 +84,10 @@ export class DeliveryWorker {
   private readonly waiting = new Map<string, Held[]>();
   /** runs in flight, per endpoint (so that a cancel or a pause stops them between sends) */
   private readonly sending = new Map<string, Set<Held>>();
-  private completions: Completion[] = [];
+  private readonly recorder: AttemptRecorder;
   private slotWake: { at: number; timer: NodeJS.Timeout } | undefined;
   /** endpoints that answered 410 in an attempt not yet recorded */
   private readonly gone = new Set<string>();
-  private flushTimer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> = Promise.resolve();
   private readonly timers: NodeJS.Timeout[] = [];
   private stopListening: (() => Promise<void>) | undefined;
   private idle: (() => void) | undefined;
@@ -96,6 +97,16 @@ export class DeliveryWorker {
     this.deps = deps;
     this.store = deliveryStore(deps.db);
     this.signingKeys = signingKeyCache(deps.keyring);
+    this.recorder = new AttemptRecorder({
+      db: deps.db,
+      disableAfterDead: deps.config.disableAfterDead,
+      log: deps.log,
+      metrics: deps.metrics,
+      // A 410's endpoint is disabled once recorded: claims need not leave it out any longer.
+      recorded: (batch) => {
+        for (const completion of batch) if (completion.gone) this.gone.delete(completion.endpointId);
+      },
+    });
     const { config } = deps;
     this.sender = createSender({
       allowPrivate: config.webhookAllowPrivate,
@@ -119,9 +130,21 @@ export class DeliveryWorker {
   async start(): Promise<void> {
     this.running = true;
     const startedAt = new Date();
+    // Every notification may mean work; a payload names an endpoint whose pending deliveries were
+    // cancelled: what this worker holds of them goes unsent. The listening connection holds the liveness
+    // lock: it lives as long as this process (or its connection) does.
+    this.stopListening = await this.deps.db.listen(
+      DELIVERIES_CHANNEL,
+      (endpointId) => {
+        if (endpointId) this.drop(endpointId);
+        this.wake();
+      },
+      { text: 'select pg_try_advisory_lock($1, $2)', values: [WORKER_LOCK, this.lockKey] },
+    );
     const beat = () =>
       this.store
-        .heartbeat({ id: this.id, host: hostname(), pid: process.pid, startedAt })
+        .heartbeat({ id: this.id, host: hostname(), pid: process.pid, startedAt, lockKey: this.lockKey })
+        .then(() => this.releaseDead())
         .catch((error) => this.deps.log.warn({ err: error }, 'worker heartbeat failed'));
     await beat();
     this.timers.push(
@@ -129,14 +152,16 @@ export class DeliveryWorker {
       setInterval(() => this.wake(), this.deps.config.workerPollMs),
     );
     this.deps.signals?.on('deliveries', this.onSignal);
-    // A payload names an endpoint whose pending deliveries were cancelled: what this worker holds of them
-    // goes unsent. Every notification may mean work.
-    this.stopListening = await this.deps.db.listen(DELIVERIES_CHANNEL, (endpointId) => {
-      if (endpointId) this.drop(endpointId);
-      this.wake();
-    });
     this.deps.log.info({ worker: this.id, concurrency: this.concurrency }, 'delivery worker started');
     this.wake();
+  }
+
+  /** Hands back the leases of workers that died (a restarted worker's first act), and claims them. */
+  private async releaseDead() {
+    const freed = await this.store.releaseDead();
+    if (freed.workers === 0) return;
+    this.deps.log.warn(freed, 'workers found dead; their leased deliveries are due again');
+    if (freed.deliveries > 0) this.wake();
   }
 
   /**
@@ -183,6 +208,7 @@ export class DeliveryWorker {
           limit,
           leaseSeconds: this.leaseSeconds,
           token,
+          holder: this.lockKey,
           leftOut: saturated,
         });
         for (const run of runs) this.enqueue({ run, token, claimedHere, stopped: false });
@@ -251,7 +277,7 @@ export class DeliveryWorker {
       active.delete(held);
       if (active.size === 0) this.sending.delete(endpoint);
       void this.store.release(deliveries.slice(sent)).catch(() => {});
-      if (deliveries[0]?.lane != null && sent > 0) void this.flush();
+      if (deliveries[0]?.lane != null && sent > 0) void this.recorder.flush();
       const left = (this.load.get(endpoint) ?? 1) - 1;
       if (left === 0) this.load.delete(endpoint);
       else this.load.set(endpoint, left);
@@ -349,30 +375,7 @@ export class DeliveryWorker {
   private complete(completion: Completion) {
     this.deps.meter?.count(completion.projectId, 'core', 'webhook_deliveries');
     if (this.deps.metrics) countAttempt(this.deps.metrics, completion);
-    this.completions.push(completion);
-    if (this.completions.length >= FLUSH_AT) void this.flush();
-    else this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
-  }
-
-  /** Writes buffered attempts; one flush at a time, and a failed one is retried (leases hold meanwhile). */
-  private flush(): Promise<void> {
-    clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
-    this.flushing = this.flushing.then(async () => {
-      const batch = this.completions;
-      if (batch.length === 0) return;
-      this.completions = [];
-      try {
-        await recordAttempts(this.deps.db, batch, this.deps.config.disableAfterDead);
-        for (const completion of batch) if (completion.gone) this.gone.delete(completion.endpointId);
-      } catch (error) {
-        this.deps.metrics?.recordRetries.inc();
-        this.deps.log.warn({ err: error, attempts: batch.length }, 'recording attempts failed; retrying');
-        this.completions = batch.concat(this.completions);
-        this.flushTimer ??= setTimeout(() => void this.flush(), 1000);
-      }
-    });
-    return this.flushing;
+    this.recorder.add(completion);
   }
 
   /** Stops claiming, lets sends in flight finish (each is bounded by the delivery timeout), records them. */
@@ -388,7 +391,7 @@ export class DeliveryWorker {
     this.waiting.clear();
     await this.store.release(unstarted).catch(() => {});
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));
-    await this.flush();
+    await this.recorder.flush();
     await this.store.forgetWorker(this.id).catch(() => {});
     await this.sender.close();
     this.deps.log.info({ worker: this.id }, 'delivery worker stopped');
