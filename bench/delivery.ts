@@ -124,21 +124,71 @@ export async function prepare(databaseUrl: string, env: Record<string, string> =
   if (!tenant) throw new Error('no tenant');
   const receiverProcess = spawnNode(`${ROOT}bench/load/receiver.ts`, []);
   const receiver = await receiverProcess.waitFor(/listening on (\S+)/);
-  const worker = await startPlatform(
-    'worker',
-    platformEnv(databaseUrl, {
-      PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1',
-      PLATFORM_WORKER_CONCURRENCY: String(CONCURRENCY),
-      ...env,
-    }),
-  );
+  const workerEnv = platformEnv(databaseUrl, {
+    PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1',
+    PLATFORM_WORKER_CONCURRENCY: String(CONCURRENCY),
+    ...env,
+  });
+  let worker = await startPlatform('worker', workerEnv);
   const client = new pg.Client(databaseUrl);
   await client.connect();
   const keyring = parseKeyring(ENCRYPTION_KEY);
   let made = 0;
 
+  /**
+   * Makes the held deliveries due and wakes the worker. The clock starts after this: making 20,000 rows
+   * due is this harness's doing (one update, about half a second of PostgreSQL's time), not the worker's.
+   */
+  const go = async () => {
+    await client.query(`update deliveries set next_attempt_at = now() where project_id = $1`, [
+      tenant.projectId,
+    ]);
+    await client.query(`notify platform_deliveries`);
+  };
+
+  const reset = async () => {
+    await client.query('truncate delivery_attempts, deliveries, event_subjects, events');
+    await client.query('update webhook_endpoints set rate_next_at = null');
+    await fetch(`${receiver}/reset`, { method: 'POST' });
+  };
+
+  /** Makes the held deliveries due, wakes the worker, and times `expected` deliveries to `measured`. */
+  const release = async (measured: Endpoint[], expected: number, onStart?: () => void): Promise<Measure> => {
+    const ids = measured.map((e) => e.id);
+    await go();
+    const started = performance.now();
+    onStart?.();
+    // Arrivals are counted by the receiver, cheaply; the database (a count over the whole queue, a few
+    // ms of PostgreSQL's time that the worker would share) is asked only once they are all in, to see
+    // every attempt recorded.
+    const paths = measured.map((e) => e.path);
+    for (;;) {
+      const counts = (await (await fetch(`${receiver}/counts`)).json()) as Record<string, number>;
+      if (paths.reduce((sum, path) => sum + (counts[path] ?? 0), 0) >= expected) break;
+      if (performance.now() - started > 300_000) throw new Error('deliveries did not arrive in 5 minutes');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    for (;;) {
+      const { rows } = await client.query(
+        `select count(*)::int as n from deliveries where state = 'delivered' and endpoint_id = any($1::uuid[])`,
+        [ids],
+      );
+      if ((rows[0]?.n ?? 0) >= expected) break;
+      if (performance.now() - started > 300_000) throw new Error('deliveries did not finish in 5 minutes');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const { rows } = await client.query(
+      `select count(*)::int as n from delivery_attempts where not succeeded and status_code is not null`,
+    );
+    return { rate: expected / seconds, errors: rows[0]?.n ?? 0, total: expected };
+  };
+
   return {
     receiver,
+    /** the worker's process id, whose CPU the peers benchmark reads */
+    workerPid: () => worker.child.pid as number,
+    projectId: tenant.projectId,
     /** Endpoints on the receiver's `prefix`, ordered as a whole or rate-limited when asked. */
     async endpoints(
       count: number,
@@ -174,10 +224,12 @@ export async function prepare(databaseUrl: string, env: Record<string, string> =
     },
 
     /** Queues the planned deliveries held back, releases them at once, and times the healthy ones' delivery. */
-    async round(plan: { endpoint: Endpoint; deliveries: number }[], measured: Endpoint[]): Promise<Measure> {
-      await client.query('truncate delivery_attempts, deliveries, event_subjects, events');
-      await client.query('update webhook_endpoints set rate_next_at = null');
-      await fetch(`${receiver}/reset`, { method: 'POST' });
+    async round(
+      plan: { endpoint: Endpoint; deliveries: number }[],
+      measured: Endpoint[],
+      onStart?: () => void,
+    ): Promise<Measure> {
+      await reset();
       for (const { endpoint, deliveries } of plan) {
         await client.query(
           `with e as (
@@ -198,38 +250,60 @@ export async function prepare(databaseUrl: string, env: Record<string, string> =
       const expected = plan
         .filter((p) => measured.includes(p.endpoint))
         .reduce((sum, p) => sum + p.deliveries, 0);
-      const ids = measured.map((e) => e.id);
-      // The clock starts once the queued deliveries are due: making 20,000 rows due is this harness's
-      // doing (one update, about half a second of PostgreSQL's time), not the worker's.
-      await client.query(`update deliveries set next_attempt_at = now() where project_id = $1`, [
-        tenant.projectId,
-      ]);
-      const started = performance.now();
-      await client.query(`notify platform_deliveries`);
-      // Arrivals are counted by the receiver, cheaply; the database (a count over the whole queue, a few
-      // ms of PostgreSQL's time that the worker would share) is asked only once they are all in, to see
-      // every attempt recorded.
-      const paths = measured.map((e) => e.path);
-      for (;;) {
-        const counts = (await (await fetch(`${receiver}/counts`)).json()) as Record<string, number>;
-        if (paths.reduce((sum, path) => sum + (counts[path] ?? 0), 0) >= expected) break;
-        if (performance.now() - started > 300_000) throw new Error('deliveries did not arrive in 5 minutes');
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      for (;;) {
-        const { rows } = await client.query(
-          `select count(*)::int as n from deliveries where state = 'delivered' and endpoint_id = any($1::uuid[])`,
-          [ids],
-        );
-        if ((rows[0]?.n ?? 0) >= expected) break;
-        if (performance.now() - started > 300_000) throw new Error('deliveries did not finish in 5 minutes');
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      const seconds = (performance.now() - started) / 1000;
-      const { rows } = await client.query(
-        `select count(*)::int as n from delivery_attempts where not succeeded and status_code is not null`,
+      return release(measured, expected, onStart);
+    },
+
+    /** The same for `events` events, each delivered to every one of `endpoints` (a fan-out). */
+    async fanOut(endpoints: Endpoint[], events: number, onStart?: () => void): Promise<Measure> {
+      await reset();
+      await client.query(
+        `with e as (
+           insert into events (project_id, id, type, data, created_at)
+           select $1, uuid_v7_at(t), 'pay.payment.succeeded', $2::jsonb, t
+             from generate_series(1, $3), date_trunc('milliseconds', now()) as t
+           returning id, created_at
+         )
+         insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at,
+                                 created_at)
+         select $1, uuid_v7_at(e.created_at), e.id, e.created_at, w.id, 'dispatch', now() + interval '1 day', now()
+           from e cross join unnest($4::uuid[]) as w(id)`,
+        [tenant.projectId, JSON.stringify(DATA), events, endpoints.map((e) => e.id)],
       );
-      return { rate: expected / seconds, errors: rows[0]?.n ?? 0, total: expected };
+      return release(endpoints, events * endpoints.length, onStart);
+    },
+
+    /** Queues `events` deliveries to `endpoint` held back, then makes them due (for a run to watch). */
+    async queueAndGo(endpoint: Endpoint, events: number) {
+      await reset();
+      await client.query(
+        `with e as (
+           insert into events (project_id, id, type, data, created_at)
+           select $1, uuid_v7_at(t), 'pay.payment.succeeded', $2::jsonb, t
+             from generate_series(1, $3), date_trunc('milliseconds', now()) as t
+           returning id, created_at
+         )
+         insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at,
+                                 created_at)
+         select $1, uuid_v7_at(e.created_at), e.id, e.created_at, $4, 'dispatch', now() + interval '1 day', now()
+           from e`,
+        [tenant.projectId, JSON.stringify(DATA), events, endpoint.id],
+      );
+      await go();
+    },
+
+    /** Deliveries not yet delivered. */
+    async unfinished(): Promise<number> {
+      const { rows } = await client.query(
+        `select count(*)::int as n from deliveries where project_id = $1 and state <> 'delivered'`,
+        [tenant.projectId],
+      );
+      return rows[0]?.n ?? 0;
+    },
+
+    /** Kills the worker (SIGKILL, mid-send) and starts another, as a supervisor would. */
+    async killWorker() {
+      await worker.stop('SIGKILL');
+      worker = await startPlatform('worker', workerEnv);
     },
 
     async verifySamples(endpoints: Endpoint[]): Promise<Check> {

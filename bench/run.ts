@@ -9,6 +9,7 @@ import { idempotentWrite } from './idempotent-write.ts';
 import { deliveryLatency } from './latency.ts';
 import { type BenchResult, benchDatabase, environment, writeResults } from './lib.ts';
 import { metrics } from './metrics.ts';
+import { peers } from './peers.ts';
 import { startup } from './startup.ts';
 
 const SUITE: Record<string, (url: string, embedded: boolean) => Promise<BenchResult>> = {
@@ -22,6 +23,7 @@ const SUITE: Record<string, (url: string, embedded: boolean) => Promise<BenchRes
   metrics,
   startup,
   growth,
+  peers,
 };
 
 const names = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(SUITE);

@@ -1,0 +1,94 @@
+// A peer's publish→receipt latency, in one process so both times come from one clock (as
+// ../load/latency.ts measures the service): node latency.ts <config.json>. Publishes at fixed rates (open
+// loop): each publish is a transaction that inserts an application row and queues its job beside it (or,
+// for BullMQ, queues it once committed). Latency runs from the publish's commit to the webhook's arrival
+// at this process's receiver. The peer's worker runs in its own process, started by the driver.
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import pg from 'pg';
+import { type PeerName, peer } from './select.ts';
+
+const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
+  peer: PeerName;
+  databaseUrl: string;
+  redisUrl: string;
+  rates: number[];
+  seconds: number;
+  data: unknown;
+};
+const answered = new Map<string, number>();
+const arrived = new Map<string, number>();
+
+const receiver = createServer((request, response) => {
+  const id = request.headers['webhook-id'];
+  if (typeof id === 'string' && !arrived.has(id)) arrived.set(id, performance.now());
+  request.resume();
+  request.on('end', () => response.writeHead(204).end());
+});
+receiver.keepAliveTimeout = 60_000;
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+
+const queue = await peer(config.peer, config.databaseUrl, config.redisUrl);
+await queue.prepare();
+const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 32 });
+
+async function publish() {
+  const job = {
+    url,
+    eventId: randomUUID(),
+    type: 'pay.payment.succeeded',
+    timestamp: new Date().toISOString(),
+    data: config.data,
+  };
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    await client.query('insert into bench_orders (id, data) values ($1, $2)', [job.eventId, config.data]);
+    await queue.enqueue(client, [job]);
+    await client.query('commit');
+  } finally {
+    client.release();
+  }
+  await queue.afterCommit?.([job]);
+  answered.set(job.eventId, performance.now());
+}
+
+const results = [];
+for (const rate of config.rates) {
+  answered.clear();
+  arrived.clear();
+  let errors = 0;
+  const count = rate * config.seconds;
+  const started = performance.now();
+  const sends: Promise<void>[] = [];
+  for (let i = 0; i < count; i++) {
+    const wait = started + (i * 1000) / rate - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    sends.push(publish().catch(() => void errors++));
+  }
+  await Promise.all(sends);
+  const achieved = count / ((performance.now() - started) / 1000);
+  const deadline = performance.now() + 30_000;
+  while (arrived.size < answered.size && performance.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  const latencies = [...answered].map(([id, at]) => (arrived.get(id) ?? Infinity) - at).sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  results.push({
+    rate,
+    achieved,
+    p50: at(0.5),
+    p99: at(0.99),
+    max: at(1),
+    lost: latencies.filter((l) => l === Infinity).length,
+    errors,
+    failures: {},
+    total: count,
+  });
+}
+await pool.end();
+await queue.close();
+receiver.close();
+console.log(JSON.stringify(results));
+process.exit(0);
