@@ -1,10 +1,11 @@
 // Delivery latency, in one process so that both times come from one clock: publishes events at a fixed
 // rate (open loop: on schedule, whatever the answers), and receives their deliveries. Latency is the time
-// from the publishing call's answer to the delivery's arrival.
+// from the publishing call's answer to the delivery's arrival. The receiver runs on a thread of its own
+// (arrivals.ts), so that publishing at a high rate does not slow it.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { Pool } from 'undici';
+import { now, startArrivals } from './arrivals.ts';
 
 const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
   baseUrl: string;
@@ -14,17 +15,7 @@ const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
 };
 const run = randomUUID(); // idempotency keys of this process's requests
 const answered = new Map<string, number>();
-const arrived = new Map<string, number>();
-
-const receiver = createServer((request, response) => {
-  const id = request.headers['webhook-id'];
-  if (typeof id === 'string' && !arrived.has(id)) arrived.set(id, performance.now());
-  request.resume();
-  request.on('end', () => response.writeHead(204).end());
-});
-receiver.keepAliveTimeout = 60_000;
-await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-const port = (receiver.address() as { port: number }).port;
+const receiver = await startArrivals();
 
 const api = new Pool(config.baseUrl, { connections: 128 });
 const post = async (path: string, body: unknown, idempotencyKey: string) => {
@@ -42,7 +33,7 @@ const post = async (path: string, body: unknown, idempotencyKey: string) => {
 };
 const created = await post(
   '/core/v1/webhook-endpoints',
-  { url: `http://127.0.0.1:${port}/hook`, eventTypes: ['*'] },
+  { url: `${receiver.url}/hook`, eventTypes: ['*'] },
   `endpoint-${run}`,
 );
 if (created.status !== 201) throw new Error(`endpoint: ${created.status}`);
@@ -51,7 +42,7 @@ const results = [];
 let n = 0;
 for (const rate of config.rates) {
   answered.clear();
-  arrived.clear();
+  await receiver.clear();
   let errors = 0;
   const failures: Record<string, number> = {}; // by status, or by the error's code when none came
   const fail = (what: string) => {
@@ -68,7 +59,7 @@ for (const rate of config.rates) {
     sends.push(
       post('/core/v1/events', { type: 'pay.payment.succeeded', data: { i } }, `${run}-${n++}`).then(
         (r) => {
-          if (r.status === 202) answered.set(r.body.eventId as string, performance.now());
+          if (r.status === 202) answered.set(r.body.eventId as string, now());
           else fail(String(r.status));
         },
         (error: { code?: string; name?: string }) => fail(error.code ?? error.name ?? 'error'),
@@ -79,8 +70,11 @@ for (const rate of config.rates) {
   // The publishing rate the service sustained: every answer in, over the time they took to come.
   const achieved = count / ((performance.now() - started) / 1000);
   const deadline = performance.now() + 30_000;
-  while (arrived.size < answered.size && performance.now() < deadline)
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  let arrived = await receiver.collect();
+  while (arrived.size < answered.size && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    arrived = await receiver.collect();
+  }
   const latencies = [...answered]
     .map(([id, at]) => (arrived.get(id) ?? Number.POSITIVE_INFINITY) - at)
     .sort((a, b) => a - b);
@@ -105,5 +99,5 @@ await api.request({
   headers: { 'x-api-key': config.key, 'idempotency-key': `delete-${run}` },
 });
 await api.close();
-receiver.close();
+await receiver.close();
 console.log(JSON.stringify(results));

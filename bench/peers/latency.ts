@@ -2,11 +2,12 @@
 // ../load/latency.ts measures the service): node latency.ts <config.json>. Publishes at fixed rates (open
 // loop): each publish is a transaction that inserts an application row and queues its job beside it (or,
 // for BullMQ, queues it once committed). Latency runs from the publish's commit to the webhook's arrival
-// at this process's receiver. The peer's worker runs in its own process, started by the driver.
+// at this process's receiver (on a thread of its own: ../load/arrivals.ts). The peer's worker runs in
+// its own process, started by the driver.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import pg from 'pg';
+import { now, startArrivals } from '../load/arrivals.ts';
 import { type PeerName, peer } from './select.ts';
 
 const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
@@ -18,17 +19,8 @@ const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
   data: unknown;
 };
 const answered = new Map<string, number>();
-const arrived = new Map<string, number>();
-
-const receiver = createServer((request, response) => {
-  const id = request.headers['webhook-id'];
-  if (typeof id === 'string' && !arrived.has(id)) arrived.set(id, performance.now());
-  request.resume();
-  request.on('end', () => response.writeHead(204).end());
-});
-receiver.keepAliveTimeout = 60_000;
-await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+const receiver = await startArrivals();
+const url = `${receiver.url}/hook`;
 
 const queue = await peer(config.peer, config.databaseUrl, config.redisUrl);
 await queue.prepare();
@@ -52,13 +44,13 @@ async function publish() {
     client.release();
   }
   await queue.afterCommit?.([job]);
-  answered.set(job.eventId, performance.now());
+  answered.set(job.eventId, now());
 }
 
 const results = [];
 for (const rate of config.rates) {
   answered.clear();
-  arrived.clear();
+  await receiver.clear();
   let errors = 0;
   const count = rate * config.seconds;
   const started = performance.now();
@@ -71,8 +63,11 @@ for (const rate of config.rates) {
   await Promise.all(sends);
   const achieved = count / ((performance.now() - started) / 1000);
   const deadline = performance.now() + 30_000;
-  while (arrived.size < answered.size && performance.now() < deadline)
-    await new Promise((resolve) => setTimeout(resolve, 20));
+  let arrived = await receiver.collect();
+  while (arrived.size < answered.size && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    arrived = await receiver.collect();
+  }
   const latencies = [...answered].map(([id, at]) => (arrived.get(id) ?? Infinity) - at).sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
   results.push({
@@ -89,6 +84,6 @@ for (const rate of config.rates) {
 }
 await pool.end();
 await queue.close();
-receiver.close();
+await receiver.close();
 console.log(JSON.stringify(results));
 process.exit(0);

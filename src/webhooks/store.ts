@@ -17,6 +17,9 @@ export interface EndpointRow {
   created_at: Date;
 }
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+const HOUR_MS = 60 * 60 * 1000;
+
 /** An endpoint's record, with how many of its deliveries are pending (the deliveries_pending index). */
 const RECORD = `id, url, event_types, active, paused, rate_limit_per_second, ordering,
   (select count(*)::int from deliveries d
@@ -65,10 +68,11 @@ export const endpointStore = (db: Db) => ({
   },
 
   async get(projectId: string, id: string) {
-    const { rows } = await db.query<EndpointRow>(
-      `select ${RECORD} from webhook_endpoints where project_id = $1 and id = $2`,
-      [projectId, id],
-    );
+    const { rows } = await db.query<EndpointRow>({
+      name: 'endpoint-get', // planned once per connection, as the list is
+      text: `select ${RECORD} from webhook_endpoints where project_id = $1 and id = $2`,
+      values: [projectId, id],
+    });
     return rows[0];
   },
 
@@ -118,10 +122,13 @@ export const endpointStore = (db: Db) => ({
   },
 
   async list(projectId: string) {
-    const { rows } = await db.query<EndpointRow>(
-      `select ${RECORD} from webhook_endpoints where project_id = $1 order by created_at, id`,
-      [projectId],
-    );
+    // Named, so that each connection plans it once: its count of waiting deliveries spans every partition
+    // of the deliveries, and planning it each time took 0.9 ms against 0.1 to run it.
+    const { rows } = await db.query<EndpointRow>({
+      name: 'endpoint-list',
+      text: `select ${RECORD} from webhook_endpoints where project_id = $1 order by created_at, id`,
+      values: [projectId],
+    });
     return rows;
   },
 
@@ -130,16 +137,24 @@ export const endpointStore = (db: Db) => ({
    * day's events (the partitions of that day only): the portal's success rate, read when its list is.
    */
   async attemptsOfDay(projectId: string) {
-    const { rows } = await db.query<{ endpoint_id: string; attempts: number; succeeded: number }>(
-      `select d.endpoint_id, count(*)::int as attempts, count(*) filter (where a.succeeded)::int as succeeded
+    // The day's bounds go in as values, not as now() - interval: PostgreSQL then prunes the partitions
+    // (days, and the days made ahead) while planning, instead of planning the join over every one of them
+    // and pruning as it runs (1 ms of planning against 0.3, on every list; the list went from 0.95 of a
+    // raw SELECT to 0.13). The upper bound leaves an hour for clocks that run ahead.
+    const now = Date.now();
+    const since = new Date(now - DAY_MS);
+    const until = new Date(now + HOUR_MS);
+    const { rows } = await db.query<{ endpoint_id: string; attempts: number; succeeded: number }>({
+      name: 'endpoint-attempts-of-day',
+      text: `select d.endpoint_id, count(*)::int as attempts, count(*) filter (where a.succeeded)::int as succeeded
          from deliveries d
          join delivery_attempts a
            on a.project_id = d.project_id and a.delivery_id = d.id and a.event_created_at = d.event_created_at
-        where d.project_id = $1 and d.event_created_at >= now() - interval '24 hours'
-          and a.event_created_at >= now() - interval '24 hours' and a.started_at >= now() - interval '24 hours'
+        where d.project_id = $1 and d.event_created_at >= $2 and d.event_created_at < $3
+          and a.event_created_at >= $2 and a.event_created_at < $3 and a.started_at >= $2
         group by d.endpoint_id`,
-      [projectId],
-    );
+      values: [projectId, since, until],
+    });
     return new Map(
       rows.map((row) => [row.endpoint_id, { attempts: row.attempts, succeeded: row.succeeded }]),
     );
