@@ -28,6 +28,14 @@ const ROUNDS = 5;
 const CONCURRENCY = 128; // the worker's; at most a quarter of it to one endpoint
 const DATA = { order: 'x'.repeat(1000) }; // ~1 KiB of JSON
 
+/** $3 events of project $1 with the payload $2, as `e` (id, created_at), for the deliveries that follow. */
+const HELD_EVENTS = `with e as (
+  insert into events (project_id, id, type, data, created_at)
+  select $1, uuid_v7_at(t), 'pay.payment.succeeded', $2::jsonb, t
+    from generate_series(1, $3), date_trunc('milliseconds', now()) as t
+  returning id, created_at
+)`;
+
 export interface Endpoint {
   id: string;
   path: string;
@@ -146,6 +154,19 @@ export async function prepare(databaseUrl: string, env: Record<string, string> =
     await client.query(`notify platform_deliveries`);
   };
 
+  /** After a reset, `events` events, each with a delivery to every one of `endpoints`, held back. */
+  const holdFanOut = async (endpoints: Endpoint[], events: number) => {
+    await reset();
+    await client.query(
+      `${HELD_EVENTS}
+       insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at,
+                               created_at)
+       select $1, uuid_v7_at(e.created_at), e.id, e.created_at, w.id, 'dispatch', now() + interval '1 day', now()
+         from e cross join unnest($4::uuid[]) as w(id)`,
+      [tenant.projectId, JSON.stringify(DATA), events, endpoints.map((e) => e.id)],
+    );
+  };
+
   const reset = async () => {
     await client.query('truncate delivery_attempts, deliveries, event_subjects, events');
     await client.query('update webhook_endpoints set rate_next_at = null');
@@ -232,12 +253,7 @@ export async function prepare(databaseUrl: string, env: Record<string, string> =
       await reset();
       for (const { endpoint, deliveries } of plan) {
         await client.query(
-          `with e as (
-             insert into events (project_id, id, type, data, created_at)
-             select $1, uuid_v7_at(t), 'pay.payment.succeeded', $2::jsonb, t
-               from generate_series(1, $3), date_trunc('milliseconds', now()) as t
-             returning id, created_at
-           )
+          `${HELD_EVENTS}
            insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at,
                                    created_at, lane, held)
            select $1, uuid_v7_at(e.created_at), e.id, e.created_at, $4, 'dispatch', now() + interval '1 day', now(),
@@ -255,39 +271,13 @@ export async function prepare(databaseUrl: string, env: Record<string, string> =
 
     /** The same for `events` events, each delivered to every one of `endpoints` (a fan-out). */
     async fanOut(endpoints: Endpoint[], events: number, onStart?: () => void): Promise<Measure> {
-      await reset();
-      await client.query(
-        `with e as (
-           insert into events (project_id, id, type, data, created_at)
-           select $1, uuid_v7_at(t), 'pay.payment.succeeded', $2::jsonb, t
-             from generate_series(1, $3), date_trunc('milliseconds', now()) as t
-           returning id, created_at
-         )
-         insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at,
-                                 created_at)
-         select $1, uuid_v7_at(e.created_at), e.id, e.created_at, w.id, 'dispatch', now() + interval '1 day', now()
-           from e cross join unnest($4::uuid[]) as w(id)`,
-        [tenant.projectId, JSON.stringify(DATA), events, endpoints.map((e) => e.id)],
-      );
+      await holdFanOut(endpoints, events);
       return release(endpoints, events * endpoints.length, onStart);
     },
 
     /** Queues `events` deliveries to `endpoint` held back, then makes them due (for a run to watch). */
     async queueAndGo(endpoint: Endpoint, events: number) {
-      await reset();
-      await client.query(
-        `with e as (
-           insert into events (project_id, id, type, data, created_at)
-           select $1, uuid_v7_at(t), 'pay.payment.succeeded', $2::jsonb, t
-             from generate_series(1, $3), date_trunc('milliseconds', now()) as t
-           returning id, created_at
-         )
-         insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at,
-                                 created_at)
-         select $1, uuid_v7_at(e.created_at), e.id, e.created_at, $4, 'dispatch', now() + interval '1 day', now()
-           from e`,
-        [tenant.projectId, JSON.stringify(DATA), events, endpoint.id],
-      );
+      await holdFanOut([endpoint], events);
       await go();
     },
 

@@ -37,7 +37,7 @@ import {
   type Sample,
 } from './peers/rounds.ts';
 import { PEERS, type PeerName, peer } from './peers/select.ts';
-import { seedTenants } from './seed.ts';
+import { migrated, seedTenants } from './seed.ts';
 
 type System = 'platform-core' | PeerName;
 // BENCH_PEERS=bullmq,pg-boss and BENCH_SCENARIOS=one,fan-out,latency,kill narrow a run (the service
@@ -65,6 +65,7 @@ interface Env {
 }
 
 export async function peers(databaseUrl: string): Promise<BenchResult> {
+  await migrated(databaseUrl);
   const client = new pg.Client(databaseUrl);
   await client.connect();
   await client.query(

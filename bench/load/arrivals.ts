@@ -18,12 +18,28 @@ export async function startArrivals() {
       worker.once('message', resolve);
       worker.postMessage({ ask });
     });
+  const collect = () => ask<Map<string, number>>('collect');
   return {
     url,
-    /** First arrival of each webhook-id since the last clear. */
-    collect: () => ask<Map<string, number>>('collect'),
     clear: () => ask<void>('clear'),
     close: () => worker.terminate(),
+    /**
+     * Waits up to 30 s for every answered publish (webhook-id → its answer's time) to arrive; each one's
+     * latency, sorted (Infinity for one that never came), and how many never came.
+     */
+    async latencies(answered: Map<string, number>) {
+      const deadline = performance.now() + 30_000;
+      let arrived = await collect();
+      while (arrived.size < answered.size && performance.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        arrived = await collect();
+      }
+      const sorted = [...answered]
+        .map(([id, at]) => (arrived.get(id) ?? Number.POSITIVE_INFINITY) - at)
+        .sort((a, b) => a - b);
+      const quantile = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0;
+      return { sorted, quantile, lost: sorted.filter((l) => l === Number.POSITIVE_INFINITY).length };
+    },
   };
 }
 

@@ -69,24 +69,14 @@ for (const rate of config.rates) {
   await Promise.all(sends);
   // The publishing rate the service sustained: every answer in, over the time they took to come.
   const achieved = count / ((performance.now() - started) / 1000);
-  const deadline = performance.now() + 30_000;
-  let arrived = await receiver.collect();
-  while (arrived.size < answered.size && performance.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    arrived = await receiver.collect();
-  }
-  const latencies = [...answered]
-    .map(([id, at]) => (arrived.get(id) ?? Number.POSITIVE_INFINITY) - at)
-    .sort((a, b) => a - b);
-  const pick = (q: number) =>
-    latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? 0;
+  const { sorted: latencies, quantile: pick, lost } = await receiver.latencies(answered);
   results.push({
     rate,
     achieved,
     p50: pick(0.5),
     p99: pick(0.99),
     max: latencies.at(-1) ?? 0,
-    lost: answered.size - arrived.size,
+    lost,
     errors,
     failures,
     total: count,

@@ -62,21 +62,14 @@ for (const rate of config.rates) {
   }
   await Promise.all(sends);
   const achieved = count / ((performance.now() - started) / 1000);
-  const deadline = performance.now() + 30_000;
-  let arrived = await receiver.collect();
-  while (arrived.size < answered.size && performance.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    arrived = await receiver.collect();
-  }
-  const latencies = [...answered].map(([id, at]) => (arrived.get(id) ?? Infinity) - at).sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  const { quantile: at, lost } = await receiver.latencies(answered);
   results.push({
     rate,
     achieved,
     p50: at(0.5),
     p99: at(0.99),
     max: at(1),
-    lost: latencies.filter((l) => l === Infinity).length,
+    lost,
     errors,
     failures: {},
     total: count,
