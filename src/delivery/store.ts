@@ -133,13 +133,14 @@ export const deliveryStore = (db: Db) => ({
    * Hands back at once the leases of workers that died: a heartbeat whose worker's liveness lock
    * (migration 0014) is held by no session. Their heartbeats go; the number of deliveries freed is
    * returned. A worker whose listening connection is being re-made is taken for dead for that moment:
-   * its deliveries may then be sent twice (at least once, as after any lease's expiry), never lost.
+   * its deliveries may then be sent twice (at least once, as after any lease's expiry), never lost. The
+   * asking worker (`self`) is never taken for dead, even while its own connection is being re-made.
    */
-  async releaseDead(): Promise<{ workers: number; deliveries: number }> {
+  async releaseDead(self: string): Promise<{ workers: number; deliveries: number }> {
     const { rows } = await db.query<{ workers: number; deliveries: number }>(
       `with dead as (
          delete from worker_heartbeats h
-          where h.lock_key is not null
+          where h.lock_key is not null and h.worker_id <> $1
             and not exists (
               select from pg_locks l
                where l.locktype = 'advisory' and l.granted and l.objsubid = 2
@@ -153,6 +154,7 @@ export const deliveryStore = (db: Db) => ({
          returning 1
        )
        select (select count(*) from dead)::int as workers, (select count(*) from freed)::int as deliveries`,
+      [self],
     );
     return rows[0] ?? { workers: 0, deliveries: 0 };
   },

@@ -10,7 +10,8 @@
 // (sending and waiting) reach twice its cap is left out of claims; one that drops below that is claimed
 // for again while it still has a cap's worth in flight, so its queue does not run dry during the claim.
 // Woken at once by NOTIFY (other processes) or an in-process signal (same process), with a poll as the
-// backstop. A crash loses nothing: unfinished leases expire and are claimed again.
+// backstop. A crash loses nothing: a dead worker's leases are handed back as soon as another worker starts
+// or beats its heartbeat (its liveness lock is gone with its connection), or else expire.
 import { randomInt, randomUUID } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
@@ -57,11 +58,8 @@ interface Held {
 
 export class DeliveryWorker {
   readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  /**
-   * The second key of this worker's liveness lock, named by its heartbeat and by every lease it takes.
-   * Random: two live workers share one with a chance of 1 in 2^31 per pair, which costs only duplicates
-   * (each may take the other's leases for dead once the other stops).
-   */
+  // Its liveness lock's second key, in its heartbeat and its leases; random (two workers sharing one, a
+  // chance of 1 in 2^31 a pair, would cost duplicates: each takes the other's leases once it stops).
   readonly lockKey = randomInt(1, 2 ** 31 - 1);
   private readonly deps: WorkerDeps;
   private readonly store: ReturnType<typeof deliveryStore>;
@@ -115,7 +113,8 @@ export class DeliveryWorker {
       userAgent: `platform-core/${config.version}`,
     });
     // A lease outlives a send (its timeout) with room for waiting behind the per-endpoint cap; it is also
-    // how long the deliveries of a crashed worker wait before another takes them (60 s by default).
+    // how long the deliveries of a worker cut off from the database wait before another takes them (60 s by
+    // default; a worker that died is found sooner, by its liveness lock).
     this.leaseSeconds = Math.max(10, Math.ceil((4 * config.deliveryTimeoutMs) / 1000));
     this.concurrency = config.workerConcurrency;
     this.perEndpoint = Math.max(1, Math.floor(config.workerConcurrency / 4));
@@ -158,7 +157,7 @@ export class DeliveryWorker {
 
   /** Hands back the leases of workers that died (a restarted worker's first act), and claims them. */
   private async releaseDead() {
-    const freed = await this.store.releaseDead();
+    const freed = await this.store.releaseDead(this.id);
     if (freed.workers === 0) return;
     this.deps.log.warn(freed, 'workers found dead; their leased deliveries are due again');
     if (freed.deliveries > 0) this.wake();
