@@ -26,7 +26,7 @@ import { migrated, seedTenants } from './seed.ts';
 const DELIVERIES = 20_000;
 const ROUNDS = 5;
 const CONCURRENCY = 128; // the worker's; at most a quarter of it to one endpoint
-const DATA = { order: 'x'.repeat(1000) }; // ~1 KiB of JSON
+export const DATA = { order: 'x'.repeat(1000) }; // ~1 KiB of JSON
 
 /** $3 events of project $1 with the payload $2, as `e` (id, created_at), for the deliveries that follow. */
 const HELD_EVENTS = `with e as (

@@ -11,7 +11,7 @@
 // service publishing through its API, `serve` and `worker` apart); and a worker killed (SIGKILL) a
 // quarter of the way through 20,000 deliveries and started again.
 import pg from 'pg';
-import { type Endpoint, prepare } from './delivery.ts';
+import { DATA, type Endpoint, prepare } from './delivery.ts';
 import {
   type BenchResult,
   type Check,
@@ -28,7 +28,6 @@ import {
   arrivals,
   arrived,
   type Crash,
-  DATA,
   type Meters,
   meter,
   peerRound,
@@ -53,6 +52,7 @@ const IN_FLIGHT = 32;
 const DELIVERIES = 20_000;
 const FAN_OUT = { events: 2_000, endpoints: 10 };
 const RATES = [500, 1000];
+const SECONDS = 5; // at each rate
 const KILL_AT = DELIVERIES / 4;
 const RECOVERY_CAP_MS = 90_000;
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/7';
@@ -202,23 +202,20 @@ async function latency(env: Env): Promise<Figure[]> {
   ) as Record<System, { steps: Step[]; pgPerEvent: number }[]>;
   const [tenant] = await seedTenants(env.databaseUrl, 1, 'peers');
   if (!tenant) throw new Error('no tenant');
+  // A warm-up at 200/s, then the rates, with PostgreSQL's CPU over them per event published.
+  const measured = async (script: string, config: object) => {
+    await runLoad(script, { ...config, rates: [200], seconds: 2 });
+    const before = env.meters.postgres();
+    const steps = await runLoad<Step[]>(script, { ...config, rates: RATES, seconds: SECONDS });
+    const events = steps.reduce((n, s) => n + s.rate * SECONDS, 0);
+    return { steps, pgPerEvent: (env.meters.postgres() - before) / events };
+  };
   const platformRun = async () => {
     const penv = platformEnv(env.databaseUrl, { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1' });
     const service = await startPlatform('serve', penv);
     const worker = await startPlatform('worker', penv);
     try {
-      await runLoad('latency.ts', { baseUrl: service.baseUrl, key: tenant.key, rates: [200], seconds: 2 });
-      const before = env.meters.postgres();
-      const steps = await runLoad<Step[]>('latency.ts', {
-        baseUrl: service.baseUrl,
-        key: tenant.key,
-        rates: RATES,
-        seconds: 5,
-      });
-      return {
-        steps,
-        pgPerEvent: (env.meters.postgres() - before) / steps.reduce((n, s) => n + s.rate * 5, 0),
-      };
+      return await measured('latency.ts', { baseUrl: service.baseUrl, key: tenant.key });
     } finally {
       await worker.stop();
       await service.stop();
@@ -234,13 +231,7 @@ async function latency(env: Env): Promise<Figure[]> {
     try {
       await worker.begin();
       const config = { peer: name, databaseUrl: env.databaseUrl, redisUrl: REDIS_URL, data: DATA };
-      await runLoad('../peers/latency.ts', { ...config, rates: [200], seconds: 2 });
-      const before = env.meters.postgres();
-      const steps = await runLoad<Step[]>('../peers/latency.ts', { ...config, rates: RATES, seconds: 5 });
-      return {
-        steps,
-        pgPerEvent: (env.meters.postgres() - before) / steps.reduce((n, s) => n + s.rate * 5, 0),
-      };
+      return await measured('../peers/latency.ts', config);
     } finally {
       await worker.stop();
     }

@@ -7,13 +7,12 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
-import type { Endpoint } from '../delivery.ts';
+import { DATA, type Endpoint } from '../delivery.ts';
 import { ROOT, spawnNode } from '../lib.ts';
 import { processCpu } from './cpu.ts';
 import type { Job, Peer } from './peer.ts';
 import type { PeerName } from './select.ts';
 
-export const DATA = { order: 'x'.repeat(1000) }; // the ~1 KiB payload delivery.ts queues for the service
 /** The secret every peer signs with (the service signs with each endpoint's own). */
 export const PEER_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const GIVE_UP_MS = 300_000;
