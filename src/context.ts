@@ -3,6 +3,7 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { type Capability, CapabilityRegistry } from './capabilities.ts';
+import { DeclaredTypes } from './catalogue/declared.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Keyring } from './crypto.ts';
@@ -46,6 +47,8 @@ export interface Context {
   keys: KeyCache;
   /** when each key was last used, written in batches */
   keyActivity: KeyActivity;
+  /** the event types each project declares, as last read: what creates of endpoints foresee */
+  declaredTypes: DeclaredTypes;
 }
 
 /** Core registers itself like any capability: the event types it emits, the metrics it counts, its eraser. */
@@ -106,5 +109,6 @@ export function createContext(options: ContextOptions): Context {
     health: healthService({ config, db, registry }),
     keys: keyCache((key) => keyService(db).check(key)),
     keyActivity: new KeyActivity({ db, log }),
+    declaredTypes: new DeclaredTypes(db),
   };
 }

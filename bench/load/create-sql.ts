@@ -1,13 +1,12 @@
-// A reference for idempotent creates: the SQL of one create exactly as the service sends it (the claim,
-// BEGIN and the endpoint insert in one round trip; the record and COMMIT in a second), from a raw pg loop
-// with no HTTP and no service work. It is the ceiling the service's creates can approach on this machine.
-// Projects are taken as the HTTP load takes its keys: windows of 64, each project making 20 creates.
+// A reference for idempotent creates: the SQL of one create exactly as the service sends it (a sole
+// write: the claim, the endpoint insert, its audit entry and the record in one statement, one round trip),
+// from a raw pg loop with no HTTP and no service work. It is the ceiling the service's creates can approach
+// on this machine. Projects are taken as the HTTP load takes its keys: windows of 64, each making 20 creates.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import type { Db } from '../../src/db/database.ts';
-import { executable } from '../../src/db/inline.ts';
-import { claimQuery, recordQuery } from '../../src/idempotency/store.ts';
+import { auditInto } from '../../src/audit/store.ts';
+import { soleStatement } from '../../src/idempotency/sole.ts';
 import { endpointStore } from '../../src/webhooks/store.ts';
 import { summary } from './summary.ts';
 
@@ -26,29 +25,34 @@ const deadline = performance.now() + config.duration * 1000;
 let next = 0;
 let errors = 0;
 
-/** One create: the claim and BEGIN ride with the insert, as the service's first statement does. */
+/** One create, as the service's sole write sends it. */
 async function create(client: pg.PoolClient, projectId: string, key: string) {
   const now = new Date();
-  const claim = await executable(client, claimQuery(projectId, key, now));
-  let sent = false;
-  const tx: Db = {
-    query: (async (statement: pg.QueryConfig) => {
-      if (sent) throw new Error('only the first statement carries the claim; the insert is one statement');
-      sent = true;
-      const results = await client.query(`${claim}; begin; ${await executable(client, statement)}`);
-      return (results as unknown as pg.QueryResult[])[2];
-    }) as Db['query'],
-  };
-  const row = await endpointStore(tx).insertWithinLimit(projectId, {
-    id: randomUUID(),
+  const id = randomUUID();
+  const along: pg.QueryConfig[] = [];
+  auditInto(
+    { actor: { type: 'key', keyId: randomUUID() }, requestId: 'req-1' },
+    { beforeCommit: (statement) => along.push(statement) },
+  )({
+    action: 'endpoint.created',
+    projectId,
+    target: { type: 'endpoint', id },
+    fields: ['url', 'eventTypes'],
+  });
+  const endpoint = {
+    id,
     url: 'https://93.184.216.34/hook',
     eventTypes: ['pay.payment.succeeded'],
     sealedSecret: randomBytes(65), // as long as a sealed 32-byte secret
-  });
-  if (!row) throw new Error('the project is full');
+    createdAt: now,
+  };
+  // Its type is outside the registry and undeclared, as the HTTP load's is.
+  const write = endpointStore(client).insertSole(projectId, endpoint, endpoint.eventTypes, []);
   // As long as the sealed body of a create's answer (measured: 293 bytes).
-  const outcome = { fingerprint: randomBytes(32), status: 201, sealedBody: randomBytes(293) };
-  await client.query(`${await executable(client, recordQuery(projectId, key, outcome, now))}; commit`);
+  const recorded = { fingerprint: randomBytes(32), status: 201, sealedBody: randomBytes(293) };
+  await client.query(
+    soleStatement(write, along, { projectId, key, fingerprint: recorded.fingerprint, now }, recorded),
+  );
 }
 
 await Promise.all(

@@ -88,15 +88,18 @@ export const eventCatalogue = (db: Db, registry: CapabilityRegistry) => {
       if (schema) requireValid(schema, data, '/data', 'the data');
     },
 
+    /** The exact types among these entries that the platform does not declare (patterns are not checked). */
+    outsideRegistry(entries: string[]) {
+      const platform = new Set(registry.eventTypes().map((t) => t.name));
+      return entries.filter((e) => e !== '*' && !e.endsWith('.*') && !platform.has(e));
+    },
+
     /** The exact types among these entries that the catalogue does not know (patterns are not checked). */
     async unknown(projectId: string, entries: string[]) {
-      const exact = entries.filter((e) => e !== '*' && !e.endsWith('.*'));
-      if (exact.length === 0) return [];
-      const known = new Set([
-        ...registry.eventTypes().map((t) => t.name),
-        ...(await store.list(projectId)).map((t) => t.name),
-      ]);
-      return exact.filter((e) => !known.has(e));
+      const outside = this.outsideRegistry(entries);
+      if (outside.length === 0) return [];
+      const declared = new Set((await store.list(projectId)).map((t) => t.name));
+      return outside.filter((e) => !declared.has(e));
     },
   };
 };

@@ -37,6 +37,16 @@ export const eventTypeStore = (db: Db) => ({
     return rows;
   },
 
+  /** The names alone, planned once per connection. */
+  async names(projectId: string) {
+    const { rows } = await db.query<{ name: string }>({
+      name: 'event-type-names',
+      text: 'select name from event_types where project_id = $1',
+      values: [projectId],
+    });
+    return rows.map((row) => row.name);
+  },
+
   async delete(projectId: string, name: string) {
     const { rowCount } = await db.query(`delete from event_types where project_id = $1 and name = $2`, [
       projectId,

@@ -14,12 +14,34 @@ export interface Db {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>>;
 }
 
+/**
+ * A transaction's whole write as one statement whose answer is known before it runs: `ctes` are its
+ * data-modifying CTEs (`a as (insert …), b as (…)`, with parameters `$1…` of `values`), and `check` a
+ * condition on them that holds when the write took place as foreseen (one row inserted, as many
+ * deliveries as predicted). `notify` is a channel told once it commits. A statement with a `name` is
+ * planned once per connection.
+ */
+export interface SoleWrite {
+  name?: string;
+  ctes: string;
+  check: string;
+  values: unknown[];
+  notify?: string;
+}
+
 /** What to do as a transaction ends: with its commit, after it, or if it does not commit. */
 export interface TransactionHooks {
   /** A write whose result nobody reads (an audit entry), sent with the commit: no round trip of its own. */
   beforeCommit(statement: pg.QueryConfig): void;
   onCommit(callback: () => void): void;
   onRollback(callback: () => void): void;
+  /**
+   * Offers the transaction's whole write as one statement, with the body it answers when it takes place.
+   * A transaction that can (an idempotent request's, which records that answer in the same statement;
+   * idempotency/sole.ts) runs it with the statements sent with the commit, commits, and says true; false
+   * means nothing changed, and the operation goes on statement by statement.
+   */
+  sole(write: SoleWrite, answer: unknown): Promise<boolean>;
 }
 
 export interface Database extends Db {
@@ -77,6 +99,7 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
         beforeCommit: (statement: pg.QueryConfig) => statements.push(statement),
         onCommit: (c: () => void) => committed.push(c),
         onRollback: (c: () => void) => rolledBack.push(c),
+        sole: async () => false, // nothing to record: the statements of the ordinary way cost no more
       };
       let broken = false; // a connection that cannot even roll back is not given back to the pool
       try {

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { Keyring } from '../crypto.ts';
-import type { Database, Db, TransactionHooks } from '../db/database.ts';
+import type { Database, Db, SoleWrite, TransactionHooks } from '../db/database.ts';
 import { PlatformError, problemBody } from '../errors.ts';
 import { type Outcome, runIdempotent } from '../idempotency/pipeline.ts';
 import { fingerprint, parseIdempotencyKey } from '../idempotency/protocol.ts';
@@ -32,13 +32,22 @@ declare module 'fastify' {
 
 export function registerIdempotency(
   app: FastifyInstance,
-  deps: { db: Database; clock: Clock; keyring: Keyring; metrics: Pick<Metrics, 'idempotency'> },
+  deps: {
+    db: Database;
+    clock: Clock;
+    keyring: Keyring;
+    metrics: Pick<Metrics, 'idempotency' | 'soleWrites'>;
+  },
 ) {
   const counted: Record<Outcome['kind'], { inc(): void }> = {
     done: deps.metrics.idempotency.labels('fresh'),
     replayed: deps.metrics.idempotency.labels('replayed'),
     busy: deps.metrics.idempotency.labels('in_progress'),
     reused: deps.metrics.idempotency.labels('reused'),
+  };
+  const soleWrites = {
+    committed: deps.metrics.soleWrites.labels('committed'),
+    missed: deps.metrics.soleWrites.labels('missed'),
   };
   app.decorateRequest('idempotencyKey', null);
   app.decorateRequest('tx', null);
@@ -85,7 +94,13 @@ export function registerIdempotency(
       const outcome = await runIdempotent(deps, claim, {
         run: async (tx, hooks) => {
           request.tx = tx;
-          request.txHooks = hooks;
+          // A sole write answers with the status the handler set before it wrote (reply.code first).
+          const sole = async (write: SoleWrite, body: unknown) => {
+            const committed = await hooks.sole(write, { status: reply.statusCode, body });
+            soleWrites[committed ? 'committed' : 'missed'].inc();
+            return committed;
+          };
+          request.txHooks = { ...hooks, sole };
           try {
             const body = await handler.call(this, request, reply);
             return { status: reply.statusCode, body };

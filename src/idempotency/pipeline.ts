@@ -14,20 +14,23 @@
 // effects undone by the savepoint, so the key is never free in between. The connection is taken at the
 // first statement: an operation may first do slow work that holds none (resolving a host name), and
 // whatever it refuses there still meets the claim first.
+//
+// An operation whose whole write is one statement, its answer known beforehand, offers it with `sole`
+// (sole.ts): claim, effect and record then go in one statement, one round trip, and no BEGIN or COMMIT.
 import type pg from 'pg';
 import type { Keyring } from '../crypto.ts';
-import type { Database, Db, TransactionHooks } from '../db/database.ts';
+import type { Database, Db, SoleWrite, TransactionHooks } from '../db/database.ts';
 import { executable } from '../db/inline.ts';
 import { type Answer, type RecordCodec, recordCodec } from './records.ts';
-import { claimQuery, claimRefusal, type Recorded, recordedMeanwhile, recordQuery } from './store.ts';
-
-/** The key a request claims, and what the request is. */
-export interface Claim {
-  projectId: string;
-  key: string;
-  fingerprint: Buffer;
-  now: Date;
-}
+import { missed, soleStatement } from './sole.ts';
+import {
+  type Claim,
+  claimQuery,
+  claimRefusal,
+  type Recorded,
+  recordedMeanwhile,
+  recordQuery,
+} from './store.ts';
 
 /** An answer, with headers that go out with it (not recorded). */
 export type Refusal = Answer & { headers?: Record<string, string> };
@@ -39,8 +42,13 @@ export type Outcome =
   | { kind: 'reused' } // the key was used by another request
   | { kind: 'busy' }; // a request with this key is still running
 
+/** The hooks of an idempotent transaction: its sole write records the whole answer it is given. */
+export type IdempotentHooks = Omit<TransactionHooks, 'sole'> & {
+  sole(write: SoleWrite, answer: Answer): Promise<boolean>;
+};
+
 export interface Operation {
-  run(tx: Db, hooks: TransactionHooks): Promise<Answer>;
+  run(tx: Db, hooks: IdempotentHooks): Promise<Answer>;
   /** The answer to record for an error the domain raised on purpose, or undefined for a fault. */
   refusal(error: unknown): Refusal | undefined;
 }
@@ -80,6 +88,8 @@ class PipelinedTransaction {
   private committed: (() => void)[] = [];
   private rolledBack: (() => void)[] = [];
   private done = false;
+  /** the answer a sole write recorded: the operation is done and committed */
+  private soleAnswer: Answer | undefined;
   private readonly db: Database;
   private readonly claim: Claim;
   private readonly codec: RecordCodec;
@@ -107,9 +117,11 @@ class PipelinedTransaction {
         beforeCommit: (statement) => this.alongCommit.push(statement),
         onCommit: (callback) => this.committed.push(callback),
         onRollback: (callback) => this.rolledBack.push(callback),
+        sole: (write, answer) => this.sole(write, answer),
       });
     } catch (error) {
       if (this.refused) return this.refused;
+      if (this.soleAnswer) return this.soleDone(); // committed already: what came after changes nothing
       const refused = operation.refusal(error);
       if (!refused) return this.fault(error);
       answer = refused;
@@ -120,7 +132,41 @@ class PipelinedTransaction {
       this.settle(false);
     }
     if (this.refused) return this.refused; // the operation swallowed the claim's refusal
+    if (this.soleAnswer) return this.soleDone();
     return this.commit(answer, refusal);
+  }
+
+  /**
+   * The operation's whole write with the claim, the statements sent with the commit and the record, in
+   * one statement; only as the first statement. True when it took place and committed; false when
+   * nothing changed (it was not what was foreseen, or an expired record stood in the way), and the
+   * operation goes on the ordinary way. A refused claim ends the operation as a first statement's does.
+   */
+  private async sole(write: SoleWrite, answer: Answer): Promise<boolean> {
+    if (this.first || this.soleAnswer) return false;
+    this.client ??= await this.db.pool.connect();
+    const recorded = this.codec.seal(this.claim.fingerprint, answer);
+    try {
+      await this.client.query(soleStatement(write, this.alongCommit, this.claim, recorded));
+    } catch (error) {
+      if (missed(error)) return false;
+      const refusal = claimRefusal(error);
+      if (refusal) this.refused = this.outcomeOf(refusal);
+      else if (recordedMeanwhile(error)) {
+        const outcome = await this.check();
+        if (!outcome) return false; // an expired record, now deleted
+        this.refused = outcome;
+      } else throw error;
+      throw CLAIM_REFUSED;
+    }
+    this.alongCommit = [];
+    this.soleAnswer = answer;
+    return true;
+  }
+
+  private soleDone(): Outcome {
+    this.settle(true);
+    return { kind: 'done', answer: this.soleAnswer as Answer };
   }
 
   async release(): Promise<void> {

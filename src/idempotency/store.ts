@@ -3,6 +3,14 @@
 import type pg from 'pg';
 import type { Db } from '../db/database.ts';
 
+/** The key a request claims, and what the request is. */
+export interface Claim {
+  projectId: string;
+  key: string;
+  fingerprint: Buffer;
+  now: Date;
+}
+
 export interface Recorded {
   fingerprint: Buffer;
   status: number;
@@ -17,9 +25,12 @@ export function claimQuery(projectId: string, key: string, now: Date): pg.QueryC
   return {
     name: 'idempotency-claim',
     text: 'select idempotency_claim($1, $2, $3)',
-    values: [projectId, key, new Date(now.getTime() - RETENTION_MS)],
+    values: [projectId, key, cutoffOf(now)],
   };
 }
+
+/** The time before which a record is forgotten. */
+export const cutoffOf = (now: Date) => new Date(now.getTime() - RETENTION_MS);
 
 /** What a refused claim says: another transaction holds the key, or the key's live record. */
 export function claimRefusal(error: unknown): 'busy' | Recorded | undefined {
@@ -48,8 +59,11 @@ export function recordQuery(projectId: string, key: string, outcome: Recorded, n
   };
 }
 
-/** Whether a failed record met a live record of the key that committed meanwhile. */
-export const recordedMeanwhile = (error: unknown) => (error as { code?: string }).code === '23505';
+/** Whether a failed record met a record of the key that committed meanwhile (not another unique index). */
+export const recordedMeanwhile = (error: unknown) => {
+  const { code, table } = error as { code?: string; table?: string };
+  return code === '23505' && table === 'idempotency_keys';
+};
 
 export const idempotencyStore = (db: Db) => ({
   /** Forgets records older than 24 hours, a batch at a time; returns how many went. */
@@ -59,7 +73,7 @@ export const idempotencyStore = (db: Db) => ({
         where ctid = any (array(
           select ctid from idempotency_keys where created_at <= $1 limit $2
         ))`,
-      [new Date(now.getTime() - RETENTION_MS), batch],
+      [cutoffOf(now), batch],
     );
     return result.rowCount ?? 0;
   },

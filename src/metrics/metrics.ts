@@ -49,6 +49,12 @@ export class Metrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly soleWrites = new client.Counter({
+    name: `${PREFIX}sole_writes_total`,
+    help: 'Idempotent writes offered as one statement: committed in one round trip, or missed (not as foreseen; they went statement by statement)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
   readonly authFailures = new client.Counter({
     name: `${PREFIX}auth_failures_total`,
     help: 'Requests refused by authentication or scope, by error code',
@@ -135,6 +141,7 @@ export class Metrics {
     // Every series a rule reads exists from the start, at 0: rate() and increase() see the first one.
     for (const outcome of ['fresh', 'replayed', 'in_progress', 'reused'])
       this.idempotency.inc({ outcome }, 0);
+    for (const result of ['committed', 'missed']) this.soleWrites.inc({ result }, 0);
     for (const code of AUTH_CODES) this.authFailures.inc({ code }, 0);
     for (const limit of Object.values(LIMIT_CODES)) this.limitRefusals.inc({ limit }, 0);
     for (const outcome of ['delivered', 'failed', 'dead']) this.attempts.inc({ outcome }, 0);

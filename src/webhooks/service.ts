@@ -3,9 +3,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Audit } from '../audit/store.ts';
 import type { CapabilityRegistry } from '../capabilities.ts';
+import type { DeclaredTypes } from '../catalogue/declared.ts';
 import { eventCatalogue } from '../catalogue/service.ts';
 import type { Keyring } from '../crypto.ts';
-import type { Db } from '../db/database.ts';
+import type { Db, TransactionHooks } from '../db/database.ts';
 import { holdForPause, lockLanes, relane } from '../delivery/lanes.ts';
 import { forgetSlots } from '../delivery/pacing.ts';
 import { notFound, PlatformError } from '../errors.ts';
@@ -18,6 +19,7 @@ import {
   type EndpointChange,
   type EndpointRow,
   endpointStore,
+  newEndpointRow,
 } from './store.ts';
 
 export interface WebhookEndpoint {
@@ -47,12 +49,17 @@ const toRecord = (row: EndpointRow): WebhookEndpoint => ({
   createdAt: row.created_at.toISOString(),
 });
 
+/** How a write offers itself as one statement (TransactionHooks.sole). */
+type Sole = TransactionHooks['sole'];
+
 export interface EndpointDeps {
   keyring: Keyring;
   /** where webhooks may go: see address-policy.ts */
   addresses: UrlCheckOptions;
   /** the registry's event types, for the catalogue */
   registry: CapabilityRegistry;
+  /** what each project's catalogue declares, as last read: what a create foresees */
+  declaredTypes: DeclaredTypes;
 }
 
 export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
@@ -63,25 +70,44 @@ export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
     /**
      * Checks the address (resolving its host name) before the first statement, so no database connection
      * waits on DNS; an idempotent request's claim still comes before the refusal (idempotency/pipeline.ts).
+     * Foreseen to take place (the project has room and declares the types the platform does not), it is
+     * offered as a sole write; otherwise it goes statement by statement and tells what it found.
      */
-    async create(projectId: string, input: { url: string; eventTypes: string[] }, audit: Audit) {
+    async create(projectId: string, input: { url: string; eventTypes: string[] }, audit: Audit, sole: Sole) {
       await requireAllowedUrl(input.url, deps.addresses);
       const id = randomUUID();
       const secret = newSecret(keyring, id);
-      const row = await store.insertWithinLimit(projectId, { id, ...input, sealedSecret: secret.sealed });
-      if (!row) {
-        throw new PlatformError(
-          'WEBHOOK_ENDPOINT_LIMIT_REACHED',
-          `a project can have at most ${ENDPOINTS_PER_PROJECT} webhook endpoints`,
-        );
-      }
+      // The wall clock, as the database's now() was: the service's clock is for what tests move.
+      const endpoint = { id, ...input, sealedSecret: secret.sealed, createdAt: new Date() };
       audit({
         action: 'endpoint.created',
         projectId,
         target: { type: 'endpoint', id },
         fields: ['url', 'eventTypes'],
       });
-      const unknownEventTypes = await eventCatalogue(db, deps.registry).unknown(projectId, input.eventTypes);
+      const catalogue = eventCatalogue(db, deps.registry);
+      const outside = catalogue.outsideRegistry(input.eventTypes);
+      const declared = await deps.declaredTypes.of(projectId);
+      const foreseen = {
+        ...toRecord(newEndpointRow(endpoint)),
+        secret: secret.clear,
+        unknownEventTypes: outside.filter((type) => !declared.has(type)),
+      };
+      const write = store.insertSole(
+        projectId,
+        endpoint,
+        outside,
+        outside.filter((type) => declared.has(type)),
+      );
+      if (await sole(write, foreseen)) return foreseen;
+      const row = await store.insertWithinLimit(projectId, endpoint);
+      if (!row) {
+        throw new PlatformError(
+          'WEBHOOK_ENDPOINT_LIMIT_REACHED',
+          `a project can have at most ${ENDPOINTS_PER_PROJECT} webhook endpoints`,
+        );
+      }
+      const unknownEventTypes = await catalogue.unknown(projectId, input.eventTypes);
       return { ...toRecord(row), secret: secret.clear, unknownEventTypes };
     },
 

@@ -1,4 +1,4 @@
-import type { Db } from '../db/database.ts';
+import type { Db, SoleWrite } from '../db/database.ts';
 import { DELIVERIES_CHANNEL } from '../delivery/channel.ts';
 import { lockLanes } from '../delivery/lanes.ts';
 
@@ -27,6 +27,50 @@ const RECORD = `id, url, event_types, active, paused, rate_limit_per_second, ord
       and d.state = 'pending') as waiting,
   previous_secret is not null as has_previous_secret, created_at`;
 
+/** A new endpoint, its id, secret and time made by the service. */
+export interface NewEndpoint {
+  id: string;
+  url: string;
+  eventTypes: string[];
+  sealedSecret: Buffer;
+  createdAt: Date;
+}
+
+/** The row a new endpoint has: its columns' defaults (migrations 0003 and 0012), nothing pending. */
+export const newEndpointRow = (endpoint: NewEndpoint): EndpointRow => ({
+  id: endpoint.id,
+  url: endpoint.url,
+  event_types: endpoint.eventTypes,
+  active: true,
+  paused: false,
+  rate_limit_per_second: null,
+  ordering: 'none',
+  waiting: 0,
+  has_previous_secret: false,
+  created_at: endpoint.createdAt,
+});
+
+/** A slot for one more endpoint of project $1 (of at most $7): the project's count, raised (if `also`). */
+const slot = (also = '') => `slot as (
+  update projects set webhook_endpoints = webhook_endpoints + 1
+   where id = $1 and webhook_endpoints < $7 ${also}
+  returning id
+)`;
+
+/** Of the types $8, project $1's catalogue declares exactly $9 (sorted): what the answer foresaw. */
+const DECLARES_AS_FORESEEN = `and array(
+  select c.name from event_types c where c.project_id = $1 and c.name = any($8::text[]) order by c.name collate "C"
+) = $9::text[]`;
+
+const newEndpointValues = (projectId: string, e: NewEndpoint) => [
+  projectId,
+  e.id,
+  e.url,
+  e.eventTypes,
+  e.sealedSecret,
+  e.createdAt,
+];
+
 /** What a PATCH may change (CONTRACT.md, Delivery control). */
 export interface EndpointChange {
   url?: string;
@@ -41,31 +85,38 @@ export const endpointStore = (db: Db) => ({
    * Inserts the endpoint unless the project already has 20, in one statement: taking a slot is a
    * conditional update of the project's count, re-checked on the latest row when creates queue on it.
    */
-  async insertWithinLimit(
-    projectId: string,
-    endpoint: { id: string; url: string; eventTypes: string[]; sealedSecret: Buffer },
-  ) {
+  async insertWithinLimit(projectId: string, endpoint: NewEndpoint) {
     const { rows } = await db.query<EndpointRow>({
       name: 'webhook-endpoint-insert',
-      text: `with slot as (
-               update projects set webhook_endpoints = webhook_endpoints + 1
-                where id = $1 and webhook_endpoints < $6
-               returning id
-             )
-             insert into webhook_endpoints (project_id, id, url, event_types, active_secret)
-             select slot.id, $2, $3, $4, $5 from slot
+      text: `with ${slot()}
+             insert into webhook_endpoints (project_id, id, url, event_types, active_secret, created_at)
+             select slot.id, $2, $3, $4, $5, $6 from slot
              returning ${RECORD}`,
-      values: [
-        projectId,
-        endpoint.id,
-        endpoint.url,
-        endpoint.eventTypes,
-        endpoint.sealedSecret,
-        ENDPOINTS_PER_PROJECT,
-      ],
+      values: [...newEndpointValues(projectId, endpoint), ENDPOINTS_PER_PROJECT],
     });
     return rows[0];
   },
+
+  /**
+   * The same insert as a sole write, foreseen to take place, and foreseen to find, of the types `outside`
+   * the platform's registry, exactly `declared` in the project's catalogue.
+   */
+  insertSole: (
+    projectId: string,
+    endpoint: NewEndpoint,
+    outside: string[],
+    declared: string[],
+  ): SoleWrite => ({
+    name: 'webhook-endpoint-insert-sole',
+    ctes: `${slot(DECLARES_AS_FORESEEN)},
+           endpoint as (
+             insert into webhook_endpoints (project_id, id, url, event_types, active_secret, created_at)
+             select slot.id, $2, $3, $4, $5, $6 from slot
+             returning id
+           )`,
+    check: 'exists (select from endpoint)',
+    values: [...newEndpointValues(projectId, endpoint), ENDPOINTS_PER_PROJECT, outside, [...declared].sort()],
+  }),
 
   async get(projectId: string, id: string) {
     const { rows } = await db.query<EndpointRow>({

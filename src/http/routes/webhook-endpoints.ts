@@ -14,7 +14,7 @@ import {
 } from '../../webhooks/schema.ts';
 import { webhookEndpointService } from '../../webhooks/service.ts';
 import { errorResponses } from '../problems.ts';
-import { auditOf, IdempotencyHeaders, projectIdOf, ref, transactionOf } from './common.ts';
+import { auditOf, IdempotencyHeaders, projectIdOf, ref, transactionOf, writeScope } from './common.ts';
 
 const TAGS = ['webhooks'];
 
@@ -34,6 +34,7 @@ export const webhookEndpointRoutes =
       keyring: context.keyring,
       addresses: { allowPrivate: context.config.webhookAllowPrivate, resolve: context.resolve },
       registry: context.registry,
+      declaredTypes: context.declaredTypes,
     };
     const service = (request: FastifyRequest) => webhookEndpointService(transactionOf(request), deps);
     const write = { access: 'webhooks:write' as const };
@@ -54,7 +55,8 @@ export const webhookEndpointRoutes =
       },
       async (request, reply) => {
         reply.code(201);
-        return service(request).create(projectIdOf(request), request.body, auditOf(request));
+        const { sole } = writeScope(request);
+        return service(request).create(projectIdOf(request), request.body, auditOf(request), sole);
       },
     );
 

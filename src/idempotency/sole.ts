@@ -1,0 +1,55 @@
+// An idempotent write in one statement: the claim, the operation's effect, the statements sent with its
+// commit (an audit entry) and the record of its answer, in one round trip and one implicit transaction:
+//
+//   with <effect's CTEs>, along_0 as (<audit insert>), record as (insert into idempotency_keys …)
+//   select idempotency_claim(…), case when not (<check>) then sole_write_missed() end [, pg_notify(…)]
+//
+// The select list is evaluated in order: the claim first (it raises to refuse, as in the pipelined
+// transaction), then the check, which pulls the effect's CTEs and raises when the effect is not what was
+// foreseen. Any raise undoes the whole statement, record included, so the effect and its record still
+// commit together or not at all. The answer is sealed before the statement runs: that is why only
+// operations whose answer is known beforehand (their ids and times made here) can go this way.
+import type pg from 'pg';
+import type { SoleWrite } from '../db/database.ts';
+import { type Claim, cutoffOf, type Recorded } from './store.ts';
+
+/** The sole write as the one statement that also claims its key and records its answer. */
+export function soleStatement(
+  write: SoleWrite,
+  along: pg.QueryConfig[],
+  claim: Claim,
+  recorded: Recorded,
+): pg.QueryConfig {
+  const values = [...write.values];
+  const ctes = [write.ctes];
+  for (const [i, statement] of along.entries()) {
+    ctes.push(`along_${i} as (${shiftParameters(statement.text, values.length)})`);
+    values.push(...(statement.values ?? []));
+  }
+  const $ = (n: number) => `$${values.length + n}`;
+  const tail = [claim.projectId, claim.key, recorded.fingerprint, recorded.status, recorded.sealedBody];
+  const text = `with ${ctes.join(',\n')},
+  record as (
+    insert into idempotency_keys (project_id, key, fingerprint, status, sealed_body, created_at)
+    values (${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}, ${$(6)})
+  )
+select idempotency_claim(${$(1)}, ${$(2)}, ${$(7)}),
+       case when not (${write.check}) then sole_write_missed() end
+       ${write.notify ? `, pg_notify(${$(8)}, '')` : ''}`;
+  values.push(...tail, claim.now, cutoffOf(claim.now), ...(write.notify ? [write.notify] : []));
+  const names = [write.name, ...along.map((statement) => statement.name)];
+  return {
+    // Named only when every part is: a part without a name may change from call to call.
+    name: names.every(Boolean) ? `sole:${names.join('+')}` : undefined,
+    text,
+    values,
+  };
+}
+
+/** Whether the sole write raised because its effect was not what was foreseen: nothing changed. */
+export const missed = (error: unknown) => (error as { code?: string }).code === 'PCMIS';
+
+/** The statement with each `$n` made `$(n + by)`, to follow `by` parameters of another part. */
+function shiftParameters(text: string, by: number): string {
+  return text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + by}`);
+}

@@ -1,0 +1,178 @@
+// Sole writes: an idempotent operation whose whole write is one statement goes with its claim and its
+// record in that statement (src/idempotency/sole.ts). The rules of idempotency hold on that way too (one
+// effect, replays, 409 while it runs, 422 for another request, a record forgotten after 24 hours), and a
+// write that is not what was foreseen changes nothing and goes the ordinary way, once.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { manualClock } from '../src/clock.ts';
+import { EFFECTS_TABLE, effectsRoute } from './fixtures/effects-route.ts';
+import { expectProblem, startService } from './helpers/app.ts';
+
+const clock = manualClock(new Date('2026-11-21T12:00:00Z'));
+const service = await startService({ clock, setup: effectsRoute });
+await service.db.query(EFFECTS_TABLE);
+const tenant = await service.tenant();
+
+const post = (path: string, body: unknown, idempotencyKey: string, key = tenant.key) =>
+  service.request('POST', path, { key, body, headers: { 'idempotency-key': idempotencyKey } });
+const effects = async (note: string) =>
+  Number(
+    (await service.db.query('select count(*) as n from test_effects where note = $1', [note])).rows[0]?.n,
+  );
+/** How many sole writes committed and missed so far. */
+async function soleWrites() {
+  const { values } = await service.context.metrics.soleWrites.get();
+  const of = (result: string) => values.find((v) => v.labels.result === result)?.value ?? 0;
+  return { committed: of('committed'), missed: of('missed') };
+}
+const recorded = async (key: string) =>
+  (
+    await service.db.query('select status from idempotency_keys where project_id = $1 and key = $2', [
+      tenant.projectId,
+      key,
+    ])
+  ).rows;
+
+describe('sole writes', () => {
+  test('effect and record in one statement: replayed after, 422 for another body, one effect', async () => {
+    const before = await soleWrites();
+    const first = await post('/test/sole-effects', { note: 'sole-1' }, 'sole-1');
+    assert.equal(first.status, 201);
+    assert.deepEqual(first.body, { note: 'sole-1', id: null });
+    assert.equal((await soleWrites()).committed, before.committed + 1);
+    assert.deepEqual(await recorded('sole-1'), [{ status: 201 }]);
+    const again = await post('/test/sole-effects', { note: 'sole-1' }, 'sole-1');
+    assert.equal(again.status, 201);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(again.body, first.body);
+    expectProblem(
+      await post('/test/sole-effects', { note: 'other' }, 'sole-1'),
+      422,
+      'IDEMPOTENCY_KEY_REUSED',
+    );
+    assert.equal(await effects('sole-1'), 1);
+    assert.equal(await effects('other'), 0);
+    assert.equal((await soleWrites()).committed, before.committed + 1, 'a replay writes nothing');
+  });
+
+  test('while its statement runs, the same key gets 409 with retry-after; one effect', async () => {
+    const slow = post('/test/sole-effects', { note: 'sole-busy', sleepMs: 400 }, 'sole-busy');
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const meanwhile = await post('/test/sole-effects', { note: 'sole-busy', sleepMs: 400 }, 'sole-busy');
+    expectProblem(meanwhile, 409, 'IDEMPOTENCY_KEY_IN_PROGRESS');
+    assert.equal(meanwhile.headers.get('retry-after'), '1');
+    assert.equal((await slow).status, 201);
+    assert.equal(await effects('sole-busy'), 1);
+  });
+
+  test('20 concurrent identical requests: one effect, the rest replays or 409', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => post('/test/sole-effects', { note: 'sole-race' }, 'sole-race')),
+    );
+    const fresh = answers.filter((a) => a.status === 201 && !a.headers.get('idempotent-replayed'));
+    assert.equal(fresh.length, 1);
+    for (const answer of answers) assert.ok([201, 409].includes(answer.status), `${answer.status}`);
+    assert.equal(await effects('sole-race'), 1);
+  });
+
+  test('not as foreseen: nothing from the sole statement, the ordinary way once, its answer recorded', async () => {
+    const before = await soleWrites();
+    const response = await post('/test/sole-effects', { note: 'sole-miss', unforeseen: true }, 'sole-miss');
+    assert.equal(response.status, 201);
+    assert.equal(
+      await effects('sole-miss'),
+      1,
+      'the ordinary way wrote it once, the sole statement not at all',
+    );
+    assert.deepEqual(await soleWrites(), { committed: before.committed, missed: before.missed + 1 });
+    const again = await post('/test/sole-effects', { note: 'sole-miss', unforeseen: true }, 'sole-miss');
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.equal(await effects('sole-miss'), 1);
+  });
+
+  test('a record past 24 hours does not stand in the way: the key runs afresh', async () => {
+    assert.equal((await post('/test/sole-effects', { note: 'sole-old' }, 'sole-old')).status, 201);
+    clock.advance(25 * 60 * 60 * 1000);
+    const later = await post('/test/sole-effects', { note: 'sole-new' }, 'sole-old');
+    assert.equal(later.status, 201);
+    assert.equal(later.headers.get('idempotent-replayed'), null);
+    assert.deepEqual(later.body, { note: 'sole-new', id: null });
+    assert.equal(await effects('sole-new'), 1);
+    const replay = await post('/test/sole-effects', { note: 'sole-new' }, 'sole-old');
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+  });
+});
+
+describe('a webhook endpoint created as a sole write', () => {
+  const create = (key: string, body: unknown, idempotencyKey: string) =>
+    service.request('POST', '/core/v1/webhook-endpoints', {
+      key,
+      body,
+      headers: { 'idempotency-key': idempotencyKey },
+    });
+
+  test('answers what the endpoint is, audits it, and a replay answers the same', async () => {
+    const owner = await service.tenant();
+    const before = await soleWrites();
+    const body = { url: 'https://93.184.216.34/hook', eventTypes: ['pay.payment.succeeded'] };
+    const created = await create(owner.key, body, 'c-1');
+    assert.equal(created.status, 201);
+    assert.equal((await soleWrites()).committed, before.committed + 1);
+    assert.deepEqual(created.body.unknownEventTypes, ['pay.payment.succeeded'], 'nobody declares it here');
+    const { secret, unknownEventTypes, ...endpoint } = created.body;
+    assert.match(secret, /^whsec_/);
+    const read = await service.request('GET', `/core/v1/webhook-endpoints/${endpoint.id}`, {
+      key: owner.key,
+    });
+    assert.deepEqual(read.body, endpoint, 'the foreseen answer is what the database holds');
+    const replay = await create(owner.key, body, 'c-1');
+    assert.deepEqual(replay.body, created.body);
+    const audit = await service.db.query(
+      `select action, target_id::text from audit_log where project_id = $1 and action = 'endpoint.created'`,
+      [owner.projectId],
+    );
+    assert.deepEqual(audit.rows, [{ action: 'endpoint.created', target_id: endpoint.id }]);
+  });
+
+  test('the catalogue as last read foresees the answer; a type declared since is a miss, answered truly', async () => {
+    const owner = await service.tenant();
+    const declare = (name: string) =>
+      service.request('PUT', `/core/v1/event-types/${name}`, {
+        key: owner.key,
+        body: { description: name },
+        headers: { 'idempotency-key': `declare-${name}` },
+      });
+    assert.ok([200, 201].includes((await declare('shop.order.paid')).status));
+    const before = await soleWrites();
+    const url = 'https://93.184.216.34/hook';
+    const first = await create(
+      owner.key,
+      { url, eventTypes: ['shop.order.paid', 'shop.cart.lost', 'pay.*'] },
+      'c-2',
+    );
+    assert.equal(first.status, 201);
+    assert.deepEqual(first.body.unknownEventTypes, ['shop.cart.lost']);
+    assert.deepEqual(await soleWrites(), { committed: before.committed + 1, missed: before.missed });
+    // Declared after this process read the catalogue: foreseen unknown, found declared.
+    assert.ok([200, 201].includes((await declare('shop.cart.lost')).status));
+    const second = await create(owner.key, { url, eventTypes: ['shop.cart.lost'] }, 'c-3');
+    assert.equal(second.status, 201);
+    assert.deepEqual(second.body.unknownEventTypes, []);
+    assert.deepEqual(await soleWrites(), { committed: before.committed + 1, missed: before.missed + 1 });
+    const list = await service.request('GET', '/core/v1/webhook-endpoints', { key: owner.key });
+    assert.equal(list.body.data.length, 2, 'a missed sole write left nothing behind');
+  });
+
+  test('the 21st: the sole write misses, and the refusal is recorded the ordinary way', async () => {
+    const owner = await service.tenant();
+    const body = { url: 'https://93.184.216.34/hook', eventTypes: ['*'] };
+    for (let i = 0; i < 20; i++) assert.equal((await create(owner.key, body, `fill-${i}`)).status, 201);
+    const before = await soleWrites();
+    expectProblem(await create(owner.key, body, 'fill-20'), 400, 'WEBHOOK_ENDPOINT_LIMIT_REACHED');
+    assert.equal((await soleWrites()).missed, before.missed + 1);
+    const replay = await create(owner.key, body, 'fill-20');
+    assert.equal(replay.status, 400);
+    assert.equal(replay.body.code, 'WEBHOOK_ENDPOINT_LIMIT_REACHED');
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+  });
+});
