@@ -10,6 +10,7 @@ import type { Keyring } from './crypto.ts';
 import type { Database } from './db/database.ts';
 import { coreEraser } from './erasure/service.ts';
 import { type SubjectHasher, subjectHasher } from './erasure/subject.ts';
+import { DeliveryForecast } from './events/forecast.ts';
 import { CORE_EVENT_TYPES } from './events/operational.ts';
 import { healthService } from './health/service.ts';
 import { KeyActivity } from './keys/activity.ts';
@@ -49,6 +50,8 @@ export interface Context {
   keyActivity: KeyActivity;
   /** the event types each project declares, as last read: what creates of endpoints foresee */
   declaredTypes: DeclaredTypes;
+  /** how many deliveries the last publish of each kind queued: what a publish foresees */
+  deliveryForecast: DeliveryForecast;
 }
 
 /** Core registers itself like any capability: the event types it emits, the metrics it counts, its eraser. */
@@ -110,5 +113,6 @@ export function createContext(options: ContextOptions): Context {
     keys: keyCache((key) => keyService(db).check(key)),
     keyActivity: new KeyActivity({ db, log }),
     declaredTypes: new DeclaredTypes(db),
+    deliveryForecast: new DeliveryForecast(),
   };
 }

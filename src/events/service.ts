@@ -3,7 +3,7 @@
 // woken once it has.
 import type { Subject } from '../capabilities.ts';
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/database.ts';
+import type { Db, TransactionHooks } from '../db/database.ts';
 import { settleLanes } from '../delivery/lanes.ts';
 import { normalizeSubject, type SubjectHasher } from '../erasure/subject.ts';
 import { notFound, PlatformError } from '../errors.ts';
@@ -11,6 +11,7 @@ import { newId } from '../history/ids.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { UsageLimits } from '../usage/limits.ts';
 import type { Meter } from '../usage/meter.ts';
+import type { DeliveryForecast } from './forecast.ts';
 import { eventStore, type Queued } from './store.ts';
 
 /** The most a published event's `data` may weigh, as JSON. */
@@ -51,6 +52,10 @@ export interface EventDeps {
   onCommit: (callback: () => void) => void;
   /** runs a callback if it does not commit */
   onRollback: (callback: () => void) => void;
+  /** offers the write as one statement (TransactionHooks.sole) */
+  sole: TransactionHooks['sole'];
+  /** how many deliveries the last publish of each kind queued */
+  forecast: DeliveryForecast;
 }
 
 export const eventService = (tx: Db, deps: EventDeps) => {
@@ -66,18 +71,26 @@ export const eventService = (tx: Db, deps: EventDeps) => {
   };
 
   const service = {
+    /**
+     * The event and its deliveries: as a sole write when the last publish of its kind foresees how many
+     * it queues, else statement by statement, which teaches the forecast.
+     */
     async emit(event: NewEvent): Promise<{ eventId: string; deliveries: number }> {
+      const { projectId, type, orderingKey } = event;
       const id = newId(deps.clock.now());
       const subjectHmacs = await Promise.all((event.subjects ?? []).map(deps.hashSubject));
-      const queued = await store.insert({
-        id,
-        projectId: event.projectId,
-        type: event.type,
-        data: event.data,
-        subjectHmacs,
-        orderingKey: event.orderingKey,
-      });
-      return { eventId: id, deliveries: await settle(event.projectId, queued) };
+      const row = { id, projectId, type, data: event.data, subjectHmacs, orderingKey };
+      const foreseen = deps.forecast.of(projectId, type, orderingKey);
+      if (foreseen !== undefined) {
+        const answer = { eventId: id, deliveries: foreseen };
+        if (await deps.sole(store.insertSole(row, foreseen), answer)) {
+          if (foreseen > 0) deps.onCommit(deps.wake);
+          return answer;
+        }
+      }
+      const queued = await store.insert(row);
+      deps.forecast.learn(projectId, type, orderingKey, queued);
+      return { eventId: id, deliveries: await settle(projectId, queued) };
     },
 
     /**

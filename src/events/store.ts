@@ -1,4 +1,4 @@
-import type { Db } from '../db/database.ts';
+import type { Db, SoleWrite } from '../db/database.ts';
 import { DELIVERIES_CHANNEL } from '../delivery/channel.ts';
 import { HELD_IN_LANE, type Lane, laneOf } from '../delivery/lanes.ts';
 import { timeOf } from '../history/ids.ts';
@@ -40,48 +40,64 @@ const byId = (projectId: string, eventId: string, retentionDays: number) => {
   return { condition: EVENT_BY_ID(at), values: [projectId, eventId, retentionDays, ...(at ? [at] : [])] };
 };
 
+/** A new event as the outbox writes it. */
+export interface NewEventRow {
+  projectId: string;
+  id: string;
+  type: string;
+  data: unknown;
+  subjectHmacs: Buffer[];
+  orderingKey?: string;
+}
+
+/** The event ($1 project, $2 id, $3 type, $4 data, $5 subject tags, $6 ordering key) and its deliveries. */
+const OUTBOX = `event as (
+    insert into events (project_id, id, type, data, created_at, ordering_key)
+    values ($1, $2, $3, $4, uuid_time($2), $6)
+    returning id, created_at
+  ), tags as (
+    insert into event_subjects (project_id, subject_hmac, event_id, event_created_at)
+    select $1, subject_hmac, event.id, event.created_at from event, unnest($5::bytea[]) as subject_hmac
+  ), queued as (
+    insert into deliveries (${QUEUED_COLUMNS})
+    select $1, uuid_v7_at(event.created_at), event.id, event.created_at, w.id, 'dispatch', now(), now(), l.lane, ${HELD_IN_LANE}
+      from event, webhook_endpoints w cross join lateral (select ${laneOf('$6::text')} as lane) l
+     where ${SUBSCRIBED}
+    returning endpoint_id, lane
+  )`;
+
+const outboxValues = (event: NewEventRow) => [
+  event.projectId,
+  event.id,
+  event.type,
+  JSON.stringify(event.data),
+  event.subjectHmacs,
+  event.orderingKey ?? null,
+];
+
 export const eventStore = (db: Db) => ({
   /**
    * The outbox, in one statement: the event, its subject tags, one delivery per subscribed active endpoint,
    * and a notification that PostgreSQL sends only if the surrounding transaction commits. The event's time
    * is the one its id carries; its deliveries' ids carry it too.
    */
-  async insert(event: {
-    projectId: string;
-    id: string;
-    type: string;
-    data: unknown;
-    subjectHmacs: Buffer[];
-    orderingKey?: string;
-  }): Promise<Queued> {
+  async insert(event: NewEventRow): Promise<Queued> {
     const { rows } = await db.query<Queued>({
       name: 'event-insert',
-      text: `with event as (
-         insert into events (project_id, id, type, data, created_at, ordering_key)
-         values ($1, $2, $3, $4, uuid_time($2), $6)
-         returning id, created_at
-       ), tags as (
-         insert into event_subjects (project_id, subject_hmac, event_id, event_created_at)
-         select $1, subject_hmac, event.id, event.created_at from event, unnest($5::bytea[]) as subject_hmac
-       ), queued as (
-         insert into deliveries (${QUEUED_COLUMNS})
-         select $1, uuid_v7_at(event.created_at), event.id, event.created_at, w.id, 'dispatch', now(), now(), l.lane, ${HELD_IN_LANE}
-           from event, webhook_endpoints w cross join lateral (select ${laneOf('$6::text')} as lane) l
-          where ${SUBSCRIBED}
-         returning endpoint_id, lane
-       )
-       select ${QUEUED_RESULT} from queued`,
-      values: [
-        event.projectId,
-        event.id,
-        event.type,
-        JSON.stringify(event.data),
-        event.subjectHmacs,
-        event.orderingKey ?? null,
-      ],
+      text: `with ${OUTBOX} select ${QUEUED_RESULT} from queued`,
+      values: outboxValues(event),
     });
     return rows[0] as Queued;
   },
+
+  /** The outbox as a sole write, foreseen to queue `deliveries`, none of them in an ordered lane. */
+  insertSole: (event: NewEventRow, deliveries: number): SoleWrite => ({
+    name: 'event-insert-sole',
+    ctes: OUTBOX,
+    check: '(select count(*) = $7 and count(lane) = 0 from queued)',
+    values: [...outboxValues(event), deliveries],
+    notify: deliveries > 0 ? DELIVERIES_CHANNEL : undefined,
+  }),
 
   /**
    * The event's type and time, and whether a delivery of its first dispatch has not had its first attempt

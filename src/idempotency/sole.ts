@@ -40,7 +40,7 @@ select idempotency_claim(${$(1)}, ${$(2)}, ${$(7)}),
   const names = [write.name, ...along.map((statement) => statement.name)];
   return {
     // Named only when every part is: a part without a name may change from call to call.
-    name: names.every(Boolean) ? `sole:${names.join('+')}` : undefined,
+    name: names.every(Boolean) ? `sole:${names.join('+')}${write.notify ? ':notify' : ''}` : undefined,
     text,
     values,
   };

@@ -47,6 +47,7 @@ export const eventRoutes =
         retentionDays: context.config.retentionDays,
         wake,
         checkData: catalogue.check,
+        forecast: context.deliveryForecast,
       });
     };
 
