@@ -270,3 +270,129 @@ describe('a publish as a sole write', () => {
     assert.equal((await soleWrites()).committed, before.committed + 2);
   });
 });
+
+describe('a rotation and a test event as sole writes', () => {
+  const write = (key: string, path: string, idempotencyKey: string) =>
+    service.request('POST', path, { key, headers: { 'idempotency-key': idempotencyKey } });
+
+  test('a rotation: one statement, the secret it answers is the active one, an unknown id is a 404 miss', async () => {
+    const owner = await service.tenant();
+    const created = await service.request('POST', '/core/v1/webhook-endpoints', {
+      key: owner.key,
+      body: { url: 'https://93.184.216.34/hook', eventTypes: ['*'] },
+      headers: { 'idempotency-key': 'r-0' },
+    });
+    const id = created.body.id;
+    const before = await soleWrites();
+    const rotated = await write(owner.key, `/core/v1/webhook-endpoints/${id}/rotate-secret`, 'r-1');
+    assert.equal(rotated.status, 200);
+    assert.equal(rotated.body.id, id);
+    assert.match(rotated.body.secret, /^whsec_/);
+    assert.notEqual(rotated.body.secret, created.body.secret);
+    assert.equal((await soleWrites()).committed, before.committed + 1);
+    const read = await service.request('GET', `/core/v1/webhook-endpoints/${id}`, { key: owner.key });
+    assert.equal(read.body.hasPreviousSecret, true);
+    const replay = await write(owner.key, `/core/v1/webhook-endpoints/${id}/rotate-secret`, 'r-1');
+    assert.deepEqual(replay.body, rotated.body, 'the same secret, replayed');
+    const unknown = '0193b0a4-1e0b-7d4e-9f10-a1b2c3d4e5f6';
+    const missing = await write(owner.key, `/core/v1/webhook-endpoints/${unknown}/rotate-secret`, 'r-2');
+    expectProblem(missing, 404, 'NOT_FOUND');
+    assert.equal((await soleWrites()).missed, before.missed + 1);
+    const audited = await service.db.query(
+      `select count(*)::int as n from audit_log where project_id = $1 and action = 'endpoint.secret_rotated'`,
+      [owner.projectId],
+    );
+    assert.equal(audited.rows[0]?.n, 1, 'audited once: not for the 404');
+  });
+
+  test('a test event: one statement to an unordered endpoint; an ordered one and an unknown one the ordinary way', async () => {
+    const owner = await service.tenant();
+    const endpoint = async (key: string) =>
+      (
+        await service.request('POST', '/core/v1/webhook-endpoints', {
+          key: owner.key,
+          body: { url: 'https://93.184.216.34/hook', eventTypes: ['shop.*'] },
+          headers: { 'idempotency-key': key },
+        })
+      ).body.id as string;
+    const [plain, ordered] = [await endpoint('t-0'), await endpoint('t-1')];
+    await service.request('PATCH', `/core/v1/webhook-endpoints/${ordered}`, {
+      key: owner.key,
+      body: { ordering: 'endpoint' },
+      headers: { 'idempotency-key': 't-2', 'content-type': 'application/merge-patch+json' },
+    });
+    const before = await soleWrites();
+    const sent = await write(owner.key, `/core/v1/webhook-endpoints/${plain}/test`, 't-3');
+    assert.equal(sent.status, 200, sent.text);
+    assert.equal(sent.body.endpointId, plain);
+    assert.deepEqual(await soleWrites(), { committed: before.committed + 1, missed: before.missed });
+    const queued = await service.db.query(
+      `select endpoint_id::text, kind, held from deliveries where event_id = $1`,
+      [sent.body.eventId],
+    );
+    assert.deepEqual(queued.rows, [{ endpoint_id: plain, kind: 'test', held: null }]);
+
+    const inLane = await write(owner.key, `/core/v1/webhook-endpoints/${ordered}/test`, 't-4');
+    assert.equal(inLane.status, 200);
+    const head = await service.db.query(`select held from deliveries where event_id = $1`, [
+      inLane.body.eventId,
+    ]);
+    assert.deepEqual(head.rows, [{ held: null }], 'the head of its lane, settled by the ordinary way');
+    const unknown = '0193b0a4-1e0b-7d4e-9f10-a1b2c3d4e5f6';
+    expectProblem(
+      await write(owner.key, `/core/v1/webhook-endpoints/${unknown}/test`, 't-5'),
+      404,
+      'NOT_FOUND',
+    );
+    assert.deepEqual(await soleWrites(), { committed: before.committed + 1, missed: before.missed + 2 });
+  });
+
+  test('a deletion: one statement with its cancels; an ordered endpoint and an unknown one the ordinary way', async () => {
+    const owner = await service.tenant();
+    const endpoint = async (key: string) =>
+      (
+        await service.request('POST', '/core/v1/webhook-endpoints', {
+          key: owner.key,
+          body: { url: 'https://93.184.216.34/hook', eventTypes: ['shop.*'] },
+          headers: { 'idempotency-key': key },
+        })
+      ).body.id as string;
+    const [plain, ordered] = [await endpoint('d-0'), await endpoint('d-1')];
+    await service.request('PATCH', `/core/v1/webhook-endpoints/${ordered}`, {
+      key: owner.key,
+      body: { ordering: 'endpoint' },
+      headers: { 'idempotency-key': 'd-2', 'content-type': 'application/merge-patch+json' },
+    });
+    for (const key of ['d-3', 'd-4'])
+      await service.request('POST', '/core/v1/events', {
+        key: owner.key,
+        body: { type: 'shop.order.paid', data: {} },
+        headers: { 'idempotency-key': key },
+      });
+    const states = async (id: string) =>
+      (
+        await service.db.query(`select state, last_error from deliveries where endpoint_id = $1`, [id])
+      ).rows.map((row) => `${row.state}: ${row.last_error}`);
+    const remove = (id: string, key: string) =>
+      service.request('DELETE', `/core/v1/webhook-endpoints/${id}`, {
+        key: owner.key,
+        headers: { 'idempotency-key': key },
+      });
+    const before = await soleWrites();
+    const removed = await remove(plain, 'd-5');
+    assert.equal(removed.status, 204);
+    assert.equal((await soleWrites()).committed, before.committed + 1);
+    assert.deepEqual(await states(plain), Array(2).fill('cancelled: endpoint deleted'));
+    const replay = await remove(plain, 'd-5');
+    assert.equal(replay.status, 204);
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    expectProblem(await remove(plain, 'd-6'), 404, 'NOT_FOUND');
+    assert.equal((await remove(ordered, 'd-7')).status, 204);
+    assert.deepEqual(await states(ordered), Array(2).fill('cancelled: endpoint deleted'));
+    assert.deepEqual(await soleWrites(), { committed: before.committed + 1, missed: before.missed + 2 });
+    const count = await service.db.query('select webhook_endpoints from projects where id = $1', [
+      owner.projectId,
+    ]);
+    assert.equal(count.rows[0]?.webhook_endpoints, 0, 'the project counts its endpoints truly');
+  });
+});

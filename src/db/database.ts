@@ -18,7 +18,7 @@ export interface Db {
  * A transaction's whole write as one statement whose answer is known before it runs: `ctes` are its
  * data-modifying CTEs (`a as (insert …), b as (…)`, with parameters `$1…` of `values`), and `check` a
  * condition on them that holds when the write took place as foreseen (one row inserted, as many
- * deliveries as predicted). `notify` is a channel told once it commits. A statement with a `name` is
+ * deliveries as predicted). `notify` is a notification sent once it commits. A statement with a `name` is
  * planned once per connection.
  */
 export interface SoleWrite {
@@ -26,7 +26,7 @@ export interface SoleWrite {
   ctes: string;
   check: string;
   values: unknown[];
-  notify?: string;
+  notify?: { channel: string; payload: string };
 }
 
 /** What to do as a transaction ends: with its commit, after it, or if it does not commit. */

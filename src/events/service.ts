@@ -142,17 +142,25 @@ export const eventService = (tx: Db, deps: EventDeps) => {
       return { eventId, deliveries: await settle(projectId, await store.replay(projectId, event)) };
     },
 
-    /** A signed core.webhook.test event to this endpoint only, whatever its eventTypes. */
+    /**
+     * A signed core.webhook.test event to this endpoint only, whatever its eventTypes: a sole write, unless
+     * the endpoint is missing (404) or ordered (its lane is settled by a second statement).
+     */
     async sendTest(projectId: string, endpointId: string) {
       const eventId = newId(deps.clock.now());
       const data = {
         message: 'A test event from platform-core: your endpoint receives and can verify webhooks.',
         endpointId,
       };
+      const answer = { eventId, endpointId };
+      if (await deps.sole(store.insertTestSole(projectId, endpointId, eventId, data), answer)) {
+        deps.onCommit(deps.wake);
+        return answer;
+      }
       const queued = await store.insertTest(projectId, endpointId, eventId, data);
       if (queued.deliveries === 0) throw notFound('webhook endpoint');
       await settle(projectId, queued);
-      return { eventId, endpointId };
+      return answer;
     },
   };
   return service;

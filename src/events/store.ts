@@ -66,6 +66,21 @@ const OUTBOX = `event as (
     returning endpoint_id, lane
   )`;
 
+/** A test event ($3, of type $5 with data $4) and its one delivery to endpoint $2 of project $1, if it has it. */
+const TEST_OUTBOX = `endpoint as (
+    select id from webhook_endpoints where project_id = $1 and id = $2
+  ), event as (
+    insert into events (project_id, id, type, data, created_at)
+    select $1, $3, $5, $4, uuid_time($3) from endpoint
+    returning id, created_at
+  ), queued as (
+    insert into deliveries (${QUEUED_COLUMNS})
+    select $1, uuid_v7_at(event.created_at), event.id, event.created_at, w.id, 'test', now(), now(), l.lane, ${HELD_IN_LANE}
+      from event, webhook_endpoints w cross join lateral (select ${laneOf('null::text')} as lane) l
+     where w.project_id = $1 and w.id = $2
+    returning endpoint_id, lane
+  )`;
+
 const outboxValues = (event: NewEventRow) => [
   event.projectId,
   event.id,
@@ -96,7 +111,7 @@ export const eventStore = (db: Db) => ({
     ctes: OUTBOX,
     check: '(select count(*) = $7 and count(lane) = 0 from queued)',
     values: [...outboxValues(event), deliveries],
-    notify: deliveries > 0 ? DELIVERIES_CHANNEL : undefined,
+    notify: deliveries > 0 ? { channel: DELIVERIES_CHANNEL, payload: '' } : undefined,
   }),
 
   /**
@@ -141,27 +156,26 @@ export const eventStore = (db: Db) => ({
     return rows[0] as Queued;
   },
 
-  /** A core.webhook.test event with one delivery to that endpoint; false when the project has no such endpoint. */
+  /** A core.webhook.test event with one delivery to that endpoint; no delivery when the project has no such endpoint. */
   async insertTest(projectId: string, endpointId: string, eventId: string, data: unknown): Promise<Queued> {
-    const { rows } = await db.query<Queued>(
-      `with endpoint as (
-         select id from webhook_endpoints where project_id = $1 and id = $2
-       ), event as (
-         insert into events (project_id, id, type, data, created_at)
-         select $1, $3, $5, $4, uuid_time($3) from endpoint
-         returning id, created_at
-       ), queued as (
-         insert into deliveries (${QUEUED_COLUMNS})
-         select $1, uuid_v7_at(event.created_at), event.id, event.created_at, w.id, 'test', now(), now(), l.lane, ${HELD_IN_LANE}
-           from event, webhook_endpoints w cross join lateral (select ${laneOf('null::text')} as lane) l
-          where w.project_id = $1 and w.id = $2
-         returning endpoint_id, lane
-       )
-       select ${QUEUED_RESULT} from queued`,
-      [projectId, endpointId, eventId, JSON.stringify(data), TEST_EVENT_TYPE],
-    );
+    const { rows } = await db.query<Queued>(`with ${TEST_OUTBOX} select ${QUEUED_RESULT} from queued`, [
+      projectId,
+      endpointId,
+      eventId,
+      JSON.stringify(data),
+      TEST_EVENT_TYPE,
+    ]);
     return rows[0] as Queued;
   },
+
+  /** The test event as a sole write, foreseen to find the endpoint unordered (an ordered one goes the ordinary way). */
+  insertTestSole: (projectId: string, endpointId: string, eventId: string, data: unknown): SoleWrite => ({
+    name: 'event-insert-test-sole',
+    ctes: TEST_OUTBOX,
+    check: '(select count(*) = 1 and count(lane) = 0 from queued)',
+    values: [projectId, endpointId, eventId, JSON.stringify(data), TEST_EVENT_TYPE],
+    notify: { channel: DELIVERIES_CHANNEL, payload: '' },
+  }),
 
   /**
    * Operational events (core.*), many at once, each to the endpoints of its project that take its type:

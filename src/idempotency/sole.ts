@@ -2,11 +2,11 @@
 // commit (an audit entry) and the record of its answer, in one round trip and one implicit transaction:
 //
 //   with <effect's CTEs>, along_0 as (<audit insert>), record as (insert into idempotency_keys …)
-//   select idempotency_claim(…), case when not (<check>) then sole_write_missed() end [, pg_notify(…)]
+//   select idempotency_claim(…), case when (<check>) is not true then sole_write_missed() end [, pg_notify(…)]
 //
 // The select list is evaluated in order: the claim first (it raises to refuse, as in the pipelined
 // transaction), then the check, which pulls the effect's CTEs and raises when the effect is not what was
-// foreseen. Any raise undoes the whole statement, record included, so the effect and its record still
+// foreseen (a check that is null counts as not). Any raise undoes the whole statement, record included, so the effect and its record still
 // commit together or not at all. The answer is sealed before the statement runs: that is why only
 // operations whose answer is known beforehand (their ids and times made here) can go this way.
 import type pg from 'pg';
@@ -34,9 +34,10 @@ export function soleStatement(
     values (${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}, ${$(6)})
   )
 select idempotency_claim(${$(1)}, ${$(2)}, ${$(7)}),
-       case when not (${write.check}) then sole_write_missed() end
-       ${write.notify ? `, pg_notify(${$(8)}, '')` : ''}`;
-  values.push(...tail, claim.now, cutoffOf(claim.now), ...(write.notify ? [write.notify] : []));
+       case when (${write.check}) is not true then sole_write_missed() end
+       ${write.notify ? `, pg_notify(${$(8)}, ${$(9)})` : ''}`;
+  const { notify } = write;
+  values.push(...tail, claim.now, cutoffOf(claim.now), ...(notify ? [notify.channel, notify.payload] : []));
   const names = [write.name, ...along.map((statement) => statement.name)];
   return {
     // Named only when every part is: a part without a name may change from call to call.

@@ -15,6 +15,7 @@ import { checkWebhookUrl, type UrlCheckOptions } from './address-policy.ts';
 import { newSecret } from './secrets.ts';
 import {
   cancelPending,
+  DELETED,
   ENDPOINTS_PER_PROJECT,
   type EndpointChange,
   type EndpointRow,
@@ -170,23 +171,30 @@ export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
       return { cancelled: await cancelPending(db, projectId, id, 'cancelled by the endpoint’s owner') };
     },
 
-    /** Deletes the endpoint and its secrets; its pending deliveries are cancelled (their history stays). */
-    async delete(projectId: string, id: string, audit: Audit) {
-      if (!(await store.delete(projectId, id))) throw notFound('webhook endpoint');
-      await cancelPending(db, projectId, id, 'endpoint deleted');
+    /**
+     * Deletes the endpoint and its secrets; its pending deliveries are cancelled (their history stays). A
+     * sole write, unless the endpoint is unknown (404) or ordered (its cancel takes the lane lock first).
+     */
+    async delete(projectId: string, id: string, audit: Audit, sole: Sole) {
       audit({ action: 'endpoint.deleted', projectId, target: { type: 'endpoint', id } });
+      if (await sole(store.deleteSole(projectId, id), undefined)) return;
+      if (!(await store.delete(projectId, id))) throw notFound('webhook endpoint');
+      await cancelPending(db, projectId, id, DELETED);
     },
 
-    async rotateSecret(projectId: string, id: string, audit: Audit) {
+    /** A sole write: its answer, the new secret, is made here; an unknown endpoint goes the ordinary way (404). */
+    async rotateSecret(projectId: string, id: string, audit: Audit, sole: Sole) {
       const secret = newSecret(keyring, id);
-      if (!(await store.rotate(projectId, id, secret.sealed))) throw notFound('webhook endpoint');
       audit({
         action: 'endpoint.secret_rotated',
         projectId,
         target: { type: 'endpoint', id },
         fields: ['secret'],
       });
-      return { id, secret: secret.clear };
+      const answer = { id, secret: secret.clear };
+      if (await sole(store.rotateSole(projectId, id, secret.sealed), answer)) return answer;
+      if (!(await store.rotate(projectId, id, secret.sealed))) throw notFound('webhook endpoint');
+      return answer;
     },
 
     async retirePreviousSecret(projectId: string, id: string, audit: Audit) {

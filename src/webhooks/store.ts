@@ -27,6 +27,9 @@ const RECORD = `id, url, event_types, active, paused, rate_limit_per_second, ord
       and d.state = 'pending') as waiting,
   previous_secret is not null as has_previous_secret, created_at`;
 
+/** Why a deleted endpoint's pending deliveries were cancelled. */
+export const DELETED = 'endpoint deleted';
+
 /** A new endpoint, its id, secret and time made by the service. */
 export interface NewEndpoint {
   id: string;
@@ -225,6 +228,40 @@ export const endpointStore = (db: Db) => ({
     );
     return rows[0]?.deleted === true;
   },
+
+  /**
+   * The deletion as a sole write, foreseen to find the endpoint unordered: it cancels the pending
+   * deliveries in the same statement, without the lane lock an ordered endpoint's cancel takes first
+   * (cancelPending); a delivery queued meanwhile is cancelled by the worker that claims it.
+   */
+  deleteSole: (projectId: string, id: string): SoleWrite => ({
+    name: 'webhook-endpoint-delete-sole',
+    ctes: `gone as (
+             delete from webhook_endpoints where project_id = $1 and id = $2 returning ordering
+           ), counted as (
+             update projects set webhook_endpoints = webhook_endpoints - 1
+              where id = $1 and exists (select from gone)
+           ), cancelled as (
+             update deliveries set state = 'cancelled', lease_until = null, held = null, last_error = $3
+              where project_id = $1 and endpoint_id = $2 and state = 'pending' and exists (select from gone)
+           )`,
+    check: `(select ordering = 'none' from gone)`,
+    values: [projectId, id, DELETED],
+    // Every worker lets go of what it holds of the endpoint (as cancelPending's notification says).
+    notify: { channel: DELIVERIES_CHANNEL, payload: id },
+  }),
+
+  /** The rotation as a sole write, foreseen to find the endpoint. */
+  rotateSole: (projectId: string, id: string, sealedSecret: Buffer): SoleWrite => ({
+    name: 'webhook-endpoint-rotate-sole',
+    ctes: `rotated as (
+             update webhook_endpoints set previous_secret = active_secret, active_secret = $3
+              where project_id = $1 and id = $2
+             returning id
+           )`,
+    check: 'exists (select from rotated)',
+    values: [projectId, id, sealedSecret],
+  }),
 
   /** The new secret becomes active; the active one becomes the previous one (an older previous is dropped). */
   async rotate(projectId: string, id: string, sealedSecret: Buffer) {

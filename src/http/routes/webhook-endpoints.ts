@@ -159,8 +159,9 @@ export const webhookEndpointRoutes =
         },
       },
       async (request, reply) => {
-        await service(request).delete(projectIdOf(request), request.params.id, auditOf(request));
-        reply.code(204);
+        reply.code(204); // before the write: a sole write records the answer with its effect
+        const { sole } = writeScope(request);
+        await service(request).delete(projectIdOf(request), request.params.id, auditOf(request), sole);
       },
     );
 
@@ -175,8 +176,10 @@ export const webhookEndpointRoutes =
           response: { 200: ref('WebhookSecretRotated'), ...errorResponses(400, 403, 404, 409, 422) },
         },
       },
-      async (request) =>
-        service(request).rotateSecret(projectIdOf(request), request.params.id, auditOf(request)),
+      async (request) => {
+        const { sole } = writeScope(request);
+        return service(request).rotateSecret(projectIdOf(request), request.params.id, auditOf(request), sole);
+      },
     );
 
     app.post(
