@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import { manualClock } from '../src/clock.ts';
 import { EFFECTS_TABLE, effectsRoute } from './fixtures/effects-route.ts';
 import { expectProblem, startService } from './helpers/app.ts';
+import { soleWritesOf } from './helpers/metrics.ts';
 
 const clock = manualClock(new Date('2026-11-21T12:00:00Z'));
 const service = await startService({ clock, setup: effectsRoute });
@@ -19,12 +20,7 @@ const effects = async (note: string) =>
   Number(
     (await service.db.query('select count(*) as n from test_effects where note = $1', [note])).rows[0]?.n,
   );
-/** How many sole writes committed and missed so far. */
-async function soleWrites() {
-  const { values } = await service.context.metrics.soleWrites.get();
-  const of = (result: string) => values.find((v) => v.labels.result === result)?.value ?? 0;
-  return { committed: of('committed'), missed: of('missed') };
-}
+const soleWrites = () => soleWritesOf(service);
 const recorded = async (key: string) =>
   (
     await service.db.query('select status from idempotency_keys where project_id = $1 and key = $2', [
@@ -177,101 +173,7 @@ describe('a webhook endpoint created as a sole write', () => {
   });
 });
 
-describe('a publish as a sole write', () => {
-  const publish = (key: string, body: unknown, idempotencyKey: string) =>
-    service.request('POST', '/core/v1/events', { key, body, headers: { 'idempotency-key': idempotencyKey } });
-  const deliveriesOf = async (eventId: string) =>
-    Number(
-      (await service.db.query('select count(*) as n from deliveries where event_id = $1', [eventId])).rows[0]
-        ?.n,
-    );
-  const subscribe = (key: string, idempotencyKey: string) =>
-    service.request('POST', '/core/v1/webhook-endpoints', {
-      key,
-      body: { url: 'https://93.184.216.34/hook', eventTypes: ['shop.*'] },
-      headers: { 'idempotency-key': idempotencyKey },
-    });
-
-  test('the last publish of its kind foresees the deliveries; a new subscriber is a miss, answered truly', async () => {
-    const owner = await service.tenant();
-    for (const key of ['s-1', 's-2']) assert.equal((await subscribe(owner.key, key)).status, 201);
-    const event = { type: 'shop.order.paid', data: { order: 1 } };
-    const start = await soleWrites();
-    const first = await publish(owner.key, event, 'p-1');
-    assert.equal(first.status, 202);
-    assert.equal(first.body.deliveries, 2);
-    assert.deepEqual(await soleWrites(), start, 'nothing foreseen yet: the ordinary way');
-    const second = await publish(owner.key, event, 'p-2');
-    assert.deepEqual(second.body, { eventId: second.body.eventId, deliveries: 2 });
-    assert.equal(await deliveriesOf(second.body.eventId), 2);
-    assert.equal((await soleWrites()).committed, start.committed + 1);
-    const replay = await publish(owner.key, event, 'p-2');
-    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
-    assert.deepEqual(replay.body, second.body);
-    assert.equal(await deliveriesOf(second.body.eventId), 2, 'a replay queues nothing');
-
-    assert.equal((await subscribe(owner.key, 's-3')).status, 201);
-    const third = await publish(owner.key, event, 'p-3');
-    assert.equal(third.body.deliveries, 3);
-    assert.equal(await deliveriesOf(third.body.eventId), 3);
-    // s-3's create and p-2 committed; p-3 missed.
-    assert.deepEqual(await soleWrites(), { committed: start.committed + 2, missed: start.missed + 1 });
-    const events = await service.db.query('select count(*)::int as n from events where project_id = $1', [
-      owner.projectId,
-    ]);
-    assert.equal(events.rows[0]?.n, 3, 'the missed statement left no event behind');
-    const fourth = await publish(owner.key, event, 'p-4');
-    assert.equal(fourth.body.deliveries, 3);
-    assert.equal((await soleWrites()).committed, start.committed + 3);
-  });
-
-  test('subjects are tagged on the sole way too, and an ordered lane keeps the ordinary way', async () => {
-    const owner = await service.tenant();
-    const endpoint = await subscribe(owner.key, 'o-1');
-    const ordered = await service.request('PATCH', `/core/v1/webhook-endpoints/${endpoint.body.id}`, {
-      key: owner.key,
-      body: { ordering: 'endpoint' },
-      headers: { 'idempotency-key': 'o-2', 'content-type': 'application/merge-patch+json' },
-    });
-    assert.equal(ordered.status, 200, ordered.text);
-    const event = {
-      type: 'shop.order.paid',
-      data: {},
-      subjects: [{ type: 'email', value: 'a@example.com' }],
-    };
-    const start = await soleWrites();
-    for (const key of ['o-3', 'o-4', 'o-5']) assert.equal((await publish(owner.key, event, key)).status, 202);
-    assert.deepEqual(await soleWrites(), start, 'an ordered lane is settled by a second statement');
-    const held = await service.db.query(
-      `select count(*) filter (where held = 'ordered')::int as held from deliveries where project_id = $1`,
-      [owner.projectId],
-    );
-    assert.equal(held.rows[0]?.held, 2, 'behind the head of the lane');
-
-    const other = await service.tenant();
-    assert.equal((await subscribe(other.key, 'u-1')).status, 201);
-    const before = await soleWrites();
-    for (const key of ['u-2', 'u-3']) assert.equal((await publish(other.key, event, key)).status, 202);
-    assert.equal((await soleWrites()).committed, before.committed + 1, 'the second publish');
-    const tags = await service.db.query(
-      'select count(*)::int as n from event_subjects where project_id = $1',
-      [other.projectId],
-    );
-    assert.equal(tags.rows[0]?.n, 2, 'each event tagged with its subject, on either way');
-  });
-
-  test('a publish that reaches nobody is foreseen too (its statement notifies no worker)', async () => {
-    const lonely = await service.tenant();
-    const before = await soleWrites();
-    for (const key of ['n-1', 'n-2', 'n-3']) {
-      const published = await publish(lonely.key, { type: 'shop.order.paid', data: {} }, key);
-      assert.deepEqual(published.body, { eventId: published.body.eventId, deliveries: 0 });
-    }
-    assert.equal((await soleWrites()).committed, before.committed + 2);
-  });
-});
-
-describe('a rotation and a test event as sole writes', () => {
+describe('a rotation and a deletion as sole writes', () => {
   const write = (key: string, path: string, idempotencyKey: string) =>
     service.request('POST', path, { key, headers: { 'idempotency-key': idempotencyKey } });
 
@@ -303,48 +205,6 @@ describe('a rotation and a test event as sole writes', () => {
       [owner.projectId],
     );
     assert.equal(audited.rows[0]?.n, 1, 'audited once: not for the 404');
-  });
-
-  test('a test event: one statement to an unordered endpoint; an ordered one and an unknown one the ordinary way', async () => {
-    const owner = await service.tenant();
-    const endpoint = async (key: string) =>
-      (
-        await service.request('POST', '/core/v1/webhook-endpoints', {
-          key: owner.key,
-          body: { url: 'https://93.184.216.34/hook', eventTypes: ['shop.*'] },
-          headers: { 'idempotency-key': key },
-        })
-      ).body.id as string;
-    const [plain, ordered] = [await endpoint('t-0'), await endpoint('t-1')];
-    await service.request('PATCH', `/core/v1/webhook-endpoints/${ordered}`, {
-      key: owner.key,
-      body: { ordering: 'endpoint' },
-      headers: { 'idempotency-key': 't-2', 'content-type': 'application/merge-patch+json' },
-    });
-    const before = await soleWrites();
-    const sent = await write(owner.key, `/core/v1/webhook-endpoints/${plain}/test`, 't-3');
-    assert.equal(sent.status, 200, sent.text);
-    assert.equal(sent.body.endpointId, plain);
-    assert.deepEqual(await soleWrites(), { committed: before.committed + 1, missed: before.missed });
-    const queued = await service.db.query(
-      `select endpoint_id::text, kind, held from deliveries where event_id = $1`,
-      [sent.body.eventId],
-    );
-    assert.deepEqual(queued.rows, [{ endpoint_id: plain, kind: 'test', held: null }]);
-
-    const inLane = await write(owner.key, `/core/v1/webhook-endpoints/${ordered}/test`, 't-4');
-    assert.equal(inLane.status, 200);
-    const head = await service.db.query(`select held from deliveries where event_id = $1`, [
-      inLane.body.eventId,
-    ]);
-    assert.deepEqual(head.rows, [{ held: null }], 'the head of its lane, settled by the ordinary way');
-    const unknown = '0193b0a4-1e0b-7d4e-9f10-a1b2c3d4e5f6';
-    expectProblem(
-      await write(owner.key, `/core/v1/webhook-endpoints/${unknown}/test`, 't-5'),
-      404,
-      'NOT_FOUND',
-    );
-    assert.deepEqual(await soleWrites(), { committed: before.committed + 1, missed: before.missed + 2 });
   });
 
   test('a deletion: one statement with its cancels; an ordered endpoint and an unknown one the ordinary way', async () => {

@@ -6,6 +6,7 @@ import type { CapabilityRegistry } from '../capabilities.ts';
 import type { Db } from '../db/database.ts';
 import { notFound, PlatformError } from '../errors.ts';
 import { EVENT_TYPE } from '../events/schema.ts';
+import type { DeclaredTypes } from './declared.ts';
 import { EVENT_TYPES_PER_PROJECT, type EventTypeRow, eventTypeStore } from './store.ts';
 import { requireValid, validatorOf } from './validation.ts';
 
@@ -82,24 +83,35 @@ export const eventCatalogue = (db: Db, registry: CapabilityRegistry) => {
       if (!(await store.delete(projectId, name))) throw notFound('event type');
     },
 
-    /** Checks an event's data against its type's schema, the platform's or the project's, if it has one. */
-    async check(projectId: string, type: string, data: object) {
-      const schema = platformType(type)?.schema ?? (await store.schemaOf(projectId, type));
-      if (schema) requireValid(schema, data, '/data', 'the data');
+    /**
+     * Checks an event's data against its type's schema, the platform's or the project's as this process
+     * last read it (`declared`: at most 5 s old, or read now when `fresh`); the version of the project's
+     * type it read, which a statement can hold the type to (null: the project does not declare it).
+     */
+    async check(
+      projectId: string,
+      type: string,
+      data: object,
+      declared: DeclaredTypes,
+      fresh: boolean,
+    ): Promise<number | null> {
+      const platform = platformType(type);
+      const own = platform ? undefined : (await declared.of(projectId, fresh)).get(type);
+      const schema = platform?.schema ?? own?.schema;
+      try {
+        if (schema) requireValid(schema, data, '/data', 'the data');
+      } catch (error) {
+        // A refusal is an answer, recorded: never on a reading that may be old.
+        if (!own || fresh) throw error;
+        return this.check(projectId, type, data, declared, true);
+      }
+      return own?.version ?? null;
     },
 
     /** The exact types among these entries that the platform does not declare (patterns are not checked). */
     outsideRegistry(entries: string[]) {
       const platform = new Set(registry.eventTypes().map((t) => t.name));
       return entries.filter((e) => e !== '*' && !e.endsWith('.*') && !platform.has(e));
-    },
-
-    /** The exact types among these entries that the catalogue does not know (patterns are not checked). */
-    async unknown(projectId: string, entries: string[]) {
-      const outside = this.outsideRegistry(entries);
-      if (outside.length === 0) return [];
-      const declared = new Set((await store.list(projectId)).map((t) => t.name));
-      return outside.filter((e) => !declared.has(e));
     },
   };
 };

@@ -12,6 +12,9 @@ export interface EventTypeRow {
 /** The most event types a project may declare. */
 export const EVENT_TYPES_PER_PROJECT = 1000;
 
+/** A declared type's version: when it last changed, in whole microseconds (exact, unlike a Date). */
+export const VERSION = '(extract(epoch from updated_at) * 1000000)::bigint';
+
 export const eventTypeStore = (db: Db) => ({
   /** Creates or replaces a declared type; nothing when the project is at its limit with a new name. */
   async put(projectId: string, type: Omit<EventTypeRow, 'created_at'>) {
@@ -37,14 +40,14 @@ export const eventTypeStore = (db: Db) => ({
     return rows;
   },
 
-  /** The names alone, planned once per connection. */
-  async names(projectId: string) {
-    const { rows } = await db.query<{ name: string }>({
-      name: 'event-type-names',
-      text: 'select name from event_types where project_id = $1',
+  /** Each declared type's schema and version (its last change, in µs: what a statement can compare). */
+  async declared(projectId: string) {
+    const { rows } = await db.query<{ name: string; schema: object | null; version: number }>({
+      name: 'event-types-declared',
+      text: `select name, schema, ${VERSION} as version from event_types where project_id = $1`,
       values: [projectId],
     });
-    return rows.map((row) => row.name);
+    return rows;
   },
 
   async delete(projectId: string, name: string) {
@@ -56,15 +59,6 @@ export const eventTypeStore = (db: Db) => ({
   },
 
   /** The schema a project declared for a type (undefined: none, or the type is not declared). */
-  async schemaOf(projectId: string, name: string) {
-    const { rows } = await db.query<{ schema: object | null }>({
-      name: 'event-type-schema',
-      text: `select schema from event_types where project_id = $1 and name = $2`,
-      values: [projectId, name],
-    });
-    return rows[0]?.schema ?? undefined;
-  },
-
   /** How many active endpoints of the project take each of these types. */
   async subscribers(projectId: string, names: string[]) {
     const { rows } = await db.query<{ name: string; subscribers: number }>(

@@ -40,8 +40,11 @@ export interface EventDeps {
   limits: UsageLimits;
   meter: Meter;
   metrics: Pick<Metrics, 'published'>;
-  /** checks an event's data against its type's schema in the catalogue (catalogue/service.ts) */
-  checkData: (projectId: string, type: string, data: object) => Promise<void>;
+  /**
+   * checks an event's data against its type's schema as last read, or as it is now when `fresh`; the
+   * version of the project's type it read, null when undeclared (catalogue/service.ts)
+   */
+  checkData: (projectId: string, type: string, data: object, fresh: boolean) => Promise<number | null>;
   /** the time events take (their ids carry it) */
   clock: Clock;
   /** the installation's retention of history, in days (a project may keep fewer) */
@@ -70,27 +73,24 @@ export const eventService = (tx: Db, deps: EventDeps) => {
     return deliveries;
   };
 
+  /** The event as the outbox writes it: an id that carries this moment, its subjects' tags. */
+  const rowOf = async (event: NewEvent) => ({
+    id: newId(deps.clock.now()),
+    projectId: event.projectId,
+    type: event.type,
+    data: event.data,
+    subjectHmacs: await Promise.all((event.subjects ?? []).map(deps.hashSubject)),
+    orderingKey: event.orderingKey,
+  });
+
   const service = {
-    /**
-     * The event and its deliveries: as a sole write when the last publish of its kind foresees how many
-     * it queues, else statement by statement, which teaches the forecast.
-     */
+    /** The event and its deliveries, statement by statement; what it queued teaches the forecast. */
     async emit(event: NewEvent): Promise<{ eventId: string; deliveries: number }> {
       const { projectId, type, orderingKey } = event;
-      const id = newId(deps.clock.now());
-      const subjectHmacs = await Promise.all((event.subjects ?? []).map(deps.hashSubject));
-      const row = { id, projectId, type, data: event.data, subjectHmacs, orderingKey };
-      const foreseen = deps.forecast.of(projectId, type, orderingKey);
-      if (foreseen !== undefined) {
-        const answer = { eventId: id, deliveries: foreseen };
-        if (await deps.sole(store.insertSole(row, foreseen), answer)) {
-          if (foreseen > 0) deps.onCommit(deps.wake);
-          return answer;
-        }
-      }
+      const row = await rowOf(event);
       const queued = await store.insert(row);
       deps.forecast.learn(projectId, type, orderingKey, queued);
-      return { eventId: id, deliveries: await settle(projectId, queued) };
+      return { eventId: row.id, deliveries: await settle(projectId, queued) };
     },
 
     /**
@@ -111,7 +111,12 @@ export const eventService = (tx: Db, deps: EventDeps) => {
         throw new PlatformError('PAYLOAD_TOO_LARGE', 'the event data is over 256 KiB');
       }
       const subjects = (publication.subjects ?? []).map((subject) => normalizeSubject(subject));
-      await deps.checkData(projectId, publication.type, publication.data);
+      const { type, data, orderingKey } = publication;
+      const event = { projectId, type, data, subjects, orderingKey };
+      // Foreseen (its deliveries by the last publish of its kind), it goes as a sole write, its data
+      // checked against the schema as last read, which its statement checks is still the type's.
+      const foreseen = deps.forecast.of(projectId, type, orderingKey);
+      const version = await deps.checkData(projectId, type, data, foreseen === undefined);
       // Taken before the first statement (no connection is held yet); given back if nothing commits.
       const giveBack = await deps.limits.take(projectId, 'core', 'events_published');
       deps.onRollback(giveBack);
@@ -119,8 +124,16 @@ export const eventService = (tx: Db, deps: EventDeps) => {
         deps.meter.count(projectId, 'core', 'events_published');
         deps.metrics.published.inc();
       });
-      const { type, data, orderingKey } = publication;
-      return service.emit({ projectId, type, data, subjects, orderingKey });
+      if (foreseen !== undefined) {
+        const row = await rowOf(event);
+        const answer = { eventId: row.id, deliveries: foreseen };
+        if (await deps.sole(store.insertSole(row, foreseen, version), answer)) {
+          if (foreseen > 0) deps.onCommit(deps.wake);
+          return answer;
+        }
+        await deps.checkData(projectId, type, data, true); // the type may have a new schema: as it is now
+      }
+      return service.emit(event);
     },
 
     /** Same eventId, new deliveries to the endpoints subscribed now, signed afresh when sent. */

@@ -1,3 +1,4 @@
+import { VERSION } from '../catalogue/store.ts';
 import type { Db, SoleWrite } from '../db/database.ts';
 import { DELIVERIES_CHANNEL } from '../delivery/channel.ts';
 import { HELD_IN_LANE, type Lane, laneOf } from '../delivery/lanes.ts';
@@ -105,12 +106,16 @@ export const eventStore = (db: Db) => ({
     return rows[0] as Queued;
   },
 
-  /** The outbox as a sole write, foreseen to queue `deliveries`, none of them in an ordered lane. */
-  insertSole: (event: NewEventRow, deliveries: number): SoleWrite => ({
+  /**
+   * The outbox as a sole write, foreseen to queue `deliveries`, none of them in an ordered lane, and to
+   * find the type's declaration at `version` (null: undeclared), whose schema the data was checked against.
+   */
+  insertSole: (event: NewEventRow, deliveries: number, version: number | null): SoleWrite => ({
     name: 'event-insert-sole',
     ctes: OUTBOX,
-    check: '(select count(*) = $7 and count(lane) = 0 from queued)',
-    values: [...outboxValues(event), deliveries],
+    check: `(select count(*) = $7 and count(lane) = 0 from queued)
+            and (select ${VERSION} from event_types where project_id = $1 and name = $3) is not distinct from $8::bigint`,
+    values: [...outboxValues(event), deliveries, version],
     notify: deliveries > 0 ? { channel: DELIVERIES_CHANNEL, payload: '' } : undefined,
   }),
 

@@ -6,9 +6,11 @@
 //
 // The select list is evaluated in order: the claim first (it raises to refuse, as in the pipelined
 // transaction), then the check, which pulls the effect's CTEs and raises when the effect is not what was
-// foreseen (a check that is null counts as not). Any raise undoes the whole statement, record included, so the effect and its record still
-// commit together or not at all. The answer is sealed before the statement runs: that is why only
-// operations whose answer is known beforehand (their ids and times made here) can go this way.
+// foreseen (a check that is null counts as not). Any raise undoes the whole statement, record included,
+// so the effect and its record still commit together or not at all. The answer is sealed before the
+// statement runs: that is why only operations whose answer is known beforehand (their ids and times made
+// here) can go this way. A record past its 24 hours that the claim deletes may still meet the insert:
+// that is a miss too (pipeline.ts), and the ordinary way runs.
 import type pg from 'pg';
 import type { SoleWrite } from '../db/database.ts';
 import { type Claim, cutoffOf, type Recorded } from './store.ts';

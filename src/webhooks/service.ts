@@ -108,7 +108,8 @@ export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
           `a project can have at most ${ENDPOINTS_PER_PROJECT} webhook endpoints`,
         );
       }
-      const unknownEventTypes = await catalogue.unknown(projectId, input.eventTypes);
+      const now = await deps.declaredTypes.of(projectId, true);
+      const unknownEventTypes = outside.filter((type) => !now.has(type));
       return { ...toRecord(row), secret: secret.clear, unknownEventTypes };
     },
 

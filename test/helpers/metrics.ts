@@ -1,5 +1,7 @@
-// Reading a Prometheus exposition: a scrape of a metrics listener, and one sample's value by name and labels.
+// Reading a Prometheus exposition: a scrape of a metrics listener, and one sample's value by name and labels;
+// and a test service's own counters.
 import { execFileSync } from 'node:child_process';
+import type { Context } from '../../src/context.ts';
 
 export interface Sample {
   name: string;
@@ -52,4 +54,11 @@ export function promtool(args: string[], input?: string): string {
     if (failure.code === 'ENOENT') throw new Error('promtool is missing: apt-get install -y prometheus');
     throw new Error(`promtool ${args.join(' ')} failed:\n${failure.stdout ?? ''}${failure.stderr ?? ''}`);
   }
+}
+
+/** How many sole writes a test service committed and missed so far (idempotency/sole.ts). */
+export async function soleWritesOf(service: { context: Context }) {
+  const { values } = await service.context.metrics.soleWrites.get();
+  const of = (result: string) => values.find((v) => v.labels.result === result)?.value ?? 0;
+  return { committed: of('committed'), missed: of('missed') };
 }

@@ -46,7 +46,8 @@ export const eventRoutes =
         ...hooks,
         retentionDays: context.config.retentionDays,
         wake,
-        checkData: catalogue.check,
+        checkData: (projectId: string, type: string, data: object, fresh: boolean) =>
+          catalogue.check(projectId, type, data, context.declaredTypes, fresh),
         forecast: context.deliveryForecast,
       });
     };
