@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { expectProblem, startService } from './helpers/app.ts';
+import { plainAndOrdered } from './helpers/endpoints.ts';
 import { soleWritesOf } from './helpers/metrics.ts';
 
 const service = await startService();
@@ -147,20 +148,7 @@ describe('a publish as a sole write', () => {
 
   test('a test event: one statement to an unordered endpoint; an ordered one and an unknown one the ordinary way', async () => {
     const owner = await service.tenant();
-    const endpoint = async (key: string) =>
-      (
-        await service.request('POST', '/core/v1/webhook-endpoints', {
-          key: owner.key,
-          body: { url: 'https://93.184.216.34/hook', eventTypes: ['shop.*'] },
-          headers: { 'idempotency-key': key },
-        })
-      ).body.id as string;
-    const [plain, ordered] = [await endpoint('t-0'), await endpoint('t-1')];
-    await service.request('PATCH', `/core/v1/webhook-endpoints/${ordered}`, {
-      key: owner.key,
-      body: { ordering: 'endpoint' },
-      headers: { 'idempotency-key': 't-2', 'content-type': 'application/merge-patch+json' },
-    });
+    const [plain, ordered] = await plainAndOrdered(service, owner.key, 't');
     const before = await soleWrites();
     const sent = await write(owner.key, `/core/v1/webhook-endpoints/${plain}/test`, 't-3');
     assert.equal(sent.status, 200, sent.text);

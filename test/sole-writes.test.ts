@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import { manualClock } from '../src/clock.ts';
 import { EFFECTS_TABLE, effectsRoute } from './fixtures/effects-route.ts';
 import { expectProblem, startService } from './helpers/app.ts';
+import { plainAndOrdered } from './helpers/endpoints.ts';
 import { soleWritesOf } from './helpers/metrics.ts';
 
 const clock = manualClock(new Date('2026-11-21T12:00:00Z'));
@@ -209,20 +210,7 @@ describe('a rotation and a deletion as sole writes', () => {
 
   test('a deletion: one statement with its cancels; an ordered endpoint and an unknown one the ordinary way', async () => {
     const owner = await service.tenant();
-    const endpoint = async (key: string) =>
-      (
-        await service.request('POST', '/core/v1/webhook-endpoints', {
-          key: owner.key,
-          body: { url: 'https://93.184.216.34/hook', eventTypes: ['shop.*'] },
-          headers: { 'idempotency-key': key },
-        })
-      ).body.id as string;
-    const [plain, ordered] = [await endpoint('d-0'), await endpoint('d-1')];
-    await service.request('PATCH', `/core/v1/webhook-endpoints/${ordered}`, {
-      key: owner.key,
-      body: { ordering: 'endpoint' },
-      headers: { 'idempotency-key': 'd-2', 'content-type': 'application/merge-patch+json' },
-    });
+    const [plain, ordered] = await plainAndOrdered(service, owner.key, 'd');
     for (const key of ['d-3', 'd-4'])
       await service.request('POST', '/core/v1/events', {
         key: owner.key,
