@@ -3,12 +3,9 @@
 // the catalogue itself, so an old reading costs a miss (the ordinary way), never a wrong answer:
 // - a create of a webhook endpoint, which of its types nobody declares;
 // - a publish, the schema its data is checked against (the statement checks the type's version).
+import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.ts';
 import { eventTypeStore } from './store.ts';
-
-const TTL_MS = 5000;
-/** projects remembered at most; the oldest reading goes first */
-const MAX_PROJECTS = 10_000;
 
 export interface Declared {
   schema: object | null;
@@ -18,7 +15,8 @@ export interface Declared {
 
 export class DeclaredTypes {
   readonly #db: Db;
-  readonly #read = new Map<string, { at: number; types: Map<string, Declared> }>();
+  /** each project's declared types, believed for 5 s; 10,000 projects at most */
+  readonly #read = new LRUCache<string, Map<string, Declared>>({ max: 10_000, ttl: 5000 });
 
   constructor(db: Db) {
     this.#db = db;
@@ -26,14 +24,11 @@ export class DeclaredTypes {
 
   /** The project's declared types as last read, or as they are now when `fresh` (which reads them again). */
   async of(projectId: string, fresh = false): Promise<Map<string, Declared>> {
-    const now = Date.now();
-    const read = this.#read.get(projectId);
-    if (read && now - read.at < TTL_MS && !fresh) return read.types;
+    const read = fresh ? undefined : this.#read.get(projectId);
+    if (read) return read;
     const rows = await eventTypeStore(this.#db).declared(projectId);
     const types = new Map(rows.map(({ name, schema, version }) => [name, { schema, version }]));
-    this.#read.delete(projectId);
-    this.#read.set(projectId, { at: now, types });
-    if (this.#read.size > MAX_PROJECTS) this.#read.delete(this.#read.keys().next().value as string);
+    this.#read.set(projectId, types);
     return types;
   }
 }

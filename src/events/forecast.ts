@@ -4,26 +4,23 @@
 // subscription changed since costs one miss (the ordinary way, which learns the new count), never a wrong
 // answer. Publishes that reach an ordered lane go the ordinary way: their lanes are settled by a second
 // statement.
+import { LRUCache } from 'lru-cache';
 import type { Queued } from './store.ts';
 
-/** kinds of publish remembered at most; the oldest goes first */
-const MAX_KINDS = 10_000;
-
 export class DeliveryForecast {
-  /** deliveries queued by the last publish of each kind; null when it reached an ordered lane */
-  readonly #last = new Map<string, number | null>();
+  /** deliveries queued by the last publish of each kind, or 'ordered'; 10,000 kinds at most */
+  readonly #last = new LRUCache<string, number | 'ordered'>({ max: 10_000 });
 
   /** The deliveries foreseen for a publish of this kind, or undefined when none can be. */
   of(projectId: string, type: string, orderingKey: string | undefined): number | undefined {
-    return this.#last.get(kindOf(projectId, type, orderingKey)) ?? undefined;
+    const last = this.#last.get(kindOf(projectId, type, orderingKey));
+    return last === 'ordered' ? undefined : last;
   }
 
   /** What a publish of this kind queued, the ordinary way. */
   learn(projectId: string, type: string, orderingKey: string | undefined, queued: Queued) {
-    const kind = kindOf(projectId, type, orderingKey);
-    this.#last.delete(kind);
-    this.#last.set(kind, queued.lanes.length > 0 ? null : queued.deliveries);
-    if (this.#last.size > MAX_KINDS) this.#last.delete(this.#last.keys().next().value as string);
+    const last = queued.lanes.length > 0 ? 'ordered' : queued.deliveries;
+    this.#last.set(kindOf(projectId, type, orderingKey), last);
   }
 }
 

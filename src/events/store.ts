@@ -82,6 +82,14 @@ const TEST_OUTBOX = `endpoint as (
     returning endpoint_id, lane
   )`;
 
+const testValues = (projectId: string, endpointId: string, eventId: string, data: unknown) => [
+  projectId,
+  endpointId,
+  eventId,
+  JSON.stringify(data),
+  TEST_EVENT_TYPE,
+];
+
 const outboxValues = (event: NewEventRow) => [
   event.projectId,
   event.id,
@@ -163,13 +171,10 @@ export const eventStore = (db: Db) => ({
 
   /** A core.webhook.test event with one delivery to that endpoint; no delivery when the project has no such endpoint. */
   async insertTest(projectId: string, endpointId: string, eventId: string, data: unknown): Promise<Queued> {
-    const { rows } = await db.query<Queued>(`with ${TEST_OUTBOX} select ${QUEUED_RESULT} from queued`, [
-      projectId,
-      endpointId,
-      eventId,
-      JSON.stringify(data),
-      TEST_EVENT_TYPE,
-    ]);
+    const { rows } = await db.query<Queued>(
+      `with ${TEST_OUTBOX} select ${QUEUED_RESULT} from queued`,
+      testValues(projectId, endpointId, eventId, data),
+    );
     return rows[0] as Queued;
   },
 
@@ -178,7 +183,7 @@ export const eventStore = (db: Db) => ({
     name: 'event-insert-test-sole',
     ctes: TEST_OUTBOX,
     check: '(select count(*) = 1 and count(lane) = 0 from queued)',
-    values: [projectId, endpointId, eventId, JSON.stringify(data), TEST_EVENT_TYPE],
+    values: testValues(projectId, endpointId, eventId, data),
     notify: { channel: DELIVERIES_CHANNEL, payload: '' },
   }),
 
