@@ -2,15 +2,19 @@
 // commit (an audit entry) and the record of its answer, in one round trip and one implicit transaction:
 //
 //   with <effect's CTEs>, along_0 as (<audit insert>), record as (insert into idempotency_keys …)
-//   select idempotency_claim(…), case when (<check>) is not true then sole_write_missed() end [, pg_notify(…)]
+//   select case when <the key is held or recorded> then idempotency_claim(…) end,
+//          case when (<check>) is not true then sole_write_missed() end [, pg_notify(…)]
 //
-// The select list is evaluated in order: the claim first (it raises to refuse, as in the pipelined
-// transaction), then the check, which pulls the effect's CTEs and raises when the effect is not what was
-// foreseen (a check that is null counts as not). Any raise undoes the whole statement, record included,
-// so the effect and its record still commit together or not at all. The answer is sealed before the
-// statement runs: that is why only operations whose answer is known beforehand (their ids and times made
-// here) can go this way. A record past its 24 hours that the claim deletes may still meet the insert:
-// that is a miss too (pipeline.ts), and the ordinary way runs.
+// The select list is evaluated in order. The claim comes first, inline: it takes the key's advisory lock
+// without waiting (the lock idempotency_claim takes) and probes the key's record, so the fast path calls
+// no function. Only a key held or recorded calls idempotency_claim, which reads the refusal and raises it
+// (in progress, recorded) as in the pipelined transaction, or deletes a record past its 24 hours and lets
+// the statement go on; that record may still meet the insert, which is then a miss (pipeline.ts).
+// Then the check, which pulls the effect's CTEs and raises when the effect is not what was foreseen (a
+// check that is null counts as not). Any raise undoes the whole statement, record included, so the effect
+// and its record still commit together or not at all. The answer is sealed before the statement runs:
+// that is why only operations whose answer is known beforehand (their ids and times made here) can go
+// this way.
 import type pg from 'pg';
 import type { SoleWrite } from '../db/database.ts';
 import { type Claim, cutoffOf, type Recorded } from './store.ts';
@@ -35,7 +39,9 @@ export function soleStatement(
     insert into idempotency_keys (project_id, key, fingerprint, status, sealed_body, created_at)
     values (${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}, ${$(6)})
   )
-select idempotency_claim(${$(1)}, ${$(2)}, ${$(7)}),
+select case when not pg_try_advisory_xact_lock(hashtextextended(${$(1)}::uuid::text || '/' || ${$(2)}::text, 0))
+                 or exists (select from idempotency_keys k where k.project_id = ${$(1)} and k.key = ${$(2)})
+            then idempotency_claim(${$(1)}, ${$(2)}, ${$(7)}) end,
        case when (${write.check}) is not true then sole_write_missed() end
        ${write.notify ? `, pg_notify(${$(8)}, ${$(9)})` : ''}`;
   const { notify } = write;
