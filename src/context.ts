@@ -8,6 +8,7 @@ import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Keyring } from './crypto.ts';
 import type { Database } from './db/database.ts';
+import { type WakeWorkers, workerWaker } from './delivery/wake.ts';
 import { coreEraser } from './erasure/service.ts';
 import { type SubjectHasher, subjectHasher } from './erasure/subject.ts';
 import { DeliveryForecast } from './events/forecast.ts';
@@ -41,6 +42,8 @@ export interface Context {
   sharedLimits: SharedTokenBuckets | undefined;
   /** In-process signals: 'deliveries' when a commit queued some (wakes a worker sharing the process). */
   signals: EventEmitter<{ deliveries: [] }>;
+  /** after a commit that queued deliveries: wakes the workers, in this process and others (delivery/wake.ts) */
+  wakeWorkers: WakeWorkers;
   db: Database;
   log: Logger;
   registry: CapabilityRegistry;
@@ -77,6 +80,7 @@ export function createContext(options: ContextOptions): Context {
   const registry = options.registry ?? new CapabilityRegistry();
   registry.register(CORE_CAPABILITY);
   const clock = options.clock ?? systemClock;
+  const signals = new EventEmitter<{ deliveries: [] }>();
   const metrics = new Metrics({
     enabled: config.metrics !== undefined,
     version: config.version,
@@ -105,7 +109,8 @@ export function createContext(options: ContextOptions): Context {
     keyring,
     hashSubject: subjectHasher(db, keyring),
     resolve: options.resolve ?? systemResolver,
-    signals: new EventEmitter<{ deliveries: [] }>(),
+    signals,
+    wakeWorkers: workerWaker(db, signals),
     db,
     log,
     registry,

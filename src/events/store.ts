@@ -17,10 +17,12 @@ const SUBSCRIBED = `w.project_id = $1 and w.active and subscribes(w.event_types,
  */
 const QUEUED_COLUMNS = `project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at, created_at, lane, held`;
 
-/** What an insert of deliveries answers: how many, and the ordered lanes they joined ([endpoint, lane]). */
+/**
+ * What an insert of deliveries answers: how many, and the ordered lanes they joined ([endpoint, lane]).
+ * The workers are woken after the commit (delivery/wake.ts), not by a NOTIFY in the statement.
+ */
 const QUEUED_RESULT = `count(*)::int as deliveries,
-       coalesce(jsonb_agg(distinct jsonb_build_array(endpoint_id, lane)) filter (where lane is not null), '[]') as lanes,
-       case when count(*) > 0 then pg_notify('${DELIVERIES_CHANNEL}', '') end`;
+       coalesce(jsonb_agg(distinct jsonb_build_array(endpoint_id, lane)) filter (where lane is not null), '[]') as lanes`;
 
 export interface Queued {
   deliveries: number;
@@ -124,7 +126,6 @@ export const eventStore = (db: Db) => ({
     check: `(select count(*) = $7 and count(lane) = 0 from queued)
             and (select ${VERSION} from event_types where project_id = $1 and name = $3) is not distinct from $8::bigint`,
     values: [...outboxValues(event), deliveries, version],
-    notify: deliveries > 0 ? { channel: DELIVERIES_CHANNEL, payload: '' } : undefined,
   }),
 
   /**
@@ -184,7 +185,6 @@ export const eventStore = (db: Db) => ({
     ctes: TEST_OUTBOX,
     check: '(select count(*) = 1 and count(lane) = 0 from queued)',
     values: testValues(projectId, endpointId, eventId, data),
-    notify: { channel: DELIVERIES_CHANNEL, payload: '' },
   }),
 
   /**

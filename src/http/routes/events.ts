@@ -39,13 +39,12 @@ export const eventRoutes =
     /** Events in the request's transaction. */
     const events = (request: FastifyRequest) => {
       const { tx, ...hooks } = writeScope(request);
-      const wake = () => context.signals.emit('deliveries');
       const catalogue = eventCatalogue(context.db, context.registry);
       return eventService(tx, {
         ...context,
         ...hooks,
         retentionDays: context.config.retentionDays,
-        wake,
+        wake: context.wakeWorkers,
         checkData: (projectId: string, type: string, data: object, fresh: boolean) =>
           catalogue.check(projectId, type, data, context.declaredTypes, fresh),
         forecast: context.deliveryForecast,

@@ -1,0 +1,74 @@
+// A worker in another process is woken by a NOTIFY that each writing request sends after its commit
+// (src/delivery/wake.ts), not by one in its statement. Here the worker shares no in-process signal with
+// the API and polls once a minute: only the notification can bring the deliveries out within seconds.
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import { after, describe, test } from 'node:test';
+import { DELIVERIES_CHANNEL } from '../src/delivery/channel.ts';
+import { DeliveryWorker } from '../src/delivery/worker.ts';
+import { startService } from './helpers/app.ts';
+import { startReceiver } from './helpers/receiver.ts';
+
+const service = await startService({ env: { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1' } });
+const tenant = await service.tenant();
+let n = 0;
+const request = (method: string, path: string, body?: unknown) =>
+  service.request(method, path, { key: tenant.key, body, headers: { 'idempotency-key': `w-${++n}` } });
+
+let heard = 0;
+const stopListening = await service.db.listen(DELIVERIES_CHANNEL, () => heard++);
+after(() => stopListening());
+
+describe('waking the workers after a commit', () => {
+  test('a worker that only the notification can wake sends each publish, test and replay at once', async () => {
+    const receiver = await startReceiver();
+    const endpoint = await request('POST', '/core/v1/webhook-endpoints', {
+      url: receiver.url,
+      eventTypes: ['pay.payment.succeeded'],
+    });
+    const worker = new DeliveryWorker({
+      ...service.context,
+      signals: new EventEmitter<{ deliveries: [] }>(), // none from the API: it is "another process"
+      config: { ...service.context.config, webhookAllowPrivate: true, workerPollMs: 60_000 },
+    });
+    await worker.start();
+    try {
+      const first = await request('POST', '/core/v1/events', { type: 'pay.payment.succeeded', data: {} });
+      assert.equal(first.status, 202);
+      await receiver.waitFor(1, 5_000); // the ordinary way: the first publish of its kind
+      await request('POST', '/core/v1/events', { type: 'pay.payment.succeeded', data: { n: 2 } });
+      await receiver.waitFor(2, 5_000); // a sole write
+      await request('POST', `/core/v1/webhook-endpoints/${endpoint.body.id}/test`);
+      await receiver.waitFor(3, 5_000);
+      assert.equal((await request('POST', `/core/v1/events/${first.body.eventId}/replay`)).status, 200);
+      await receiver.waitFor(4, 5_000);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  test('concurrent publishes share notifications: at least one, never more than one each', async () => {
+    const other = await service.tenant();
+    const receiver = await startReceiver();
+    const subscribe = await service.request('POST', '/core/v1/webhook-endpoints', {
+      key: other.key,
+      body: { url: receiver.url, eventTypes: ['pay.refund.created'] },
+      headers: { 'idempotency-key': 'c-endpoint' },
+    });
+    assert.equal(subscribe.status, 201);
+    const before = heard;
+    const published = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        service.request('POST', '/core/v1/events', {
+          key: other.key,
+          body: { type: 'pay.refund.created', data: { i } },
+          headers: { 'idempotency-key': `c-${i}` },
+        }),
+      ),
+    );
+    for (const answer of published) assert.equal(answer.status, 202);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the last notification's way back
+    const count = heard - before;
+    assert.ok(count >= 1 && count <= 40, `${count} notifications for 40 publishes`);
+  });
+});
