@@ -7,7 +7,7 @@ import { after, describe, test } from 'node:test';
 import { DELIVERIES_CHANNEL } from '../src/delivery/channel.ts';
 import { DeliveryWorker } from '../src/delivery/worker.ts';
 import { startService } from './helpers/app.ts';
-import { startReceiver } from './helpers/receiver.ts';
+import { eventually, startReceiver } from './helpers/receiver.ts';
 
 const service = await startService({ env: { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1' } });
 const tenant = await service.tenant();
@@ -40,8 +40,50 @@ describe('waking the workers after a commit', () => {
       await receiver.waitFor(2, 5_000); // a sole write
       await request('POST', `/core/v1/webhook-endpoints/${endpoint.body.id}/test`);
       await receiver.waitFor(3, 5_000);
+      // A replay waits for the first dispatch's attempts to be recorded (they are written in batches).
+      await eventually(
+        async () =>
+          (await request('GET', `/core/v1/events/${first.body.eventId}`)).body.deliveries[0].state ===
+          'delivered',
+      );
       assert.equal((await request('POST', `/core/v1/events/${first.body.eventId}/replay`)).status, 200);
       await receiver.waitFor(4, 5_000);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  test('a notifier whose connection broke sends again on a new one', async () => {
+    const other = await service.tenant();
+    const receiver = await startReceiver();
+    const key = (name: string) => ({ 'idempotency-key': `broken-${name}` });
+    await service.request('POST', '/core/v1/webhook-endpoints', {
+      key: other.key,
+      body: { url: receiver.url, eventTypes: ['pay.payment.failed'] },
+      headers: key('endpoint'),
+    });
+    const worker = new DeliveryWorker({
+      ...service.context,
+      signals: new EventEmitter<{ deliveries: [] }>(),
+      config: { ...service.context.config, webhookAllowPrivate: true, workerPollMs: 60_000 },
+    });
+    await worker.start();
+    try {
+      const publish = (name: string) =>
+        service.request('POST', '/core/v1/events', {
+          key: other.key,
+          body: { type: 'pay.payment.failed', data: { name } },
+          headers: key(name),
+        });
+      assert.equal((await publish('before')).status, 202);
+      await receiver.waitFor(1, 5_000);
+      const cut = await service.db.query(
+        `select pg_terminate_backend(pid) as cut from pg_stat_activity
+          where application_name = 'platform-core notifier' and datname = current_database()`,
+      );
+      assert.equal(cut.rowCount, 1, 'the notifier has a connection of its own');
+      assert.equal((await publish('after')).status, 202);
+      await receiver.waitFor(2, 5_000);
     } finally {
       await worker.stop();
     }

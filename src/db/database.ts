@@ -58,6 +58,11 @@ export interface Database extends Db {
     onNotify: (payload: string) => void,
     onConnect?: pg.QueryConfig,
   ): Promise<() => Promise<void>>;
+  /**
+   * A NOTIFY on a connection of its own, outside any transaction, so that it never waits behind the
+   * pool's work (the connection is made on first use, and again after a failure).
+   */
+  notify(channel: string, payload: string): Promise<void>;
   /** `select 1` within timeoutMs: false when the database cannot be reached in that time. */
   ping(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
@@ -85,6 +90,7 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
   // A client in use whose connection breaks (a restart, a cut) emits 'error' too, besides failing its
   // query: without a listener that event would end the process. The failed query answers the request.
   pool.on('connect', (client) => client.on('error', () => {}));
+  const notifier = ownConnection(url, 'platform-core notifier');
 
   return {
     pool,
@@ -135,7 +141,50 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
       }
     },
     listen: (channel, onNotify, onConnect) => listen(url, channel, onNotify, onConnect),
-    close: () => pool.end(),
+    notify: (channel, payload) =>
+      notifier.query({ text: 'select pg_notify($1, $2)', values: [channel, payload] }),
+    async close() {
+      await notifier.end();
+      await pool.end();
+    },
+  };
+}
+
+/** A connection of its own, made on first use and again after a failure; each query bounded in time. */
+function ownConnection(url: string, name: string) {
+  let client: Promise<pg.Client> | undefined;
+  let closed = false;
+  const connect = async () => {
+    if (closed) throw new Error(`${name}: the database is closed`);
+    const next = new pg.Client({
+      connectionString: url,
+      application_name: name,
+      connectionTimeoutMillis: 3000,
+      query_timeout: 3000,
+    });
+    next.on('error', () => {}); // a broken connection fails its next query, which drops it
+    await next.connect();
+    return next;
+  };
+  const drop = (dropped: Promise<pg.Client>) => {
+    if (client === dropped) client = undefined;
+    return dropped.then(endWithin, () => {});
+  };
+  return {
+    async query(config: pg.QueryConfig): Promise<void> {
+      client ??= connect();
+      const current = client;
+      try {
+        await (await current).query(config);
+      } catch (error) {
+        void drop(current);
+        throw error;
+      }
+    },
+    end() {
+      closed = true;
+      return client ? drop(client) : Promise.resolve();
+    },
   };
 }
 
