@@ -19,6 +19,17 @@ let heard = 0;
 const stopListening = await service.db.listen(DELIVERIES_CHANNEL, () => heard++);
 after(() => stopListening());
 
+/** A worker as if in another process: no in-process signal from the API, and a poll once a minute. */
+async function workerElsewhere() {
+  const worker = new DeliveryWorker({
+    ...service.context,
+    signals: new EventEmitter<{ deliveries: [] }>(),
+    config: { ...service.context.config, webhookAllowPrivate: true, workerPollMs: 60_000 },
+  });
+  await worker.start();
+  return worker;
+}
+
 describe('waking the workers after a commit', () => {
   test('a worker that only the notification can wake sends each publish, test and replay at once', async () => {
     const receiver = await startReceiver();
@@ -26,12 +37,7 @@ describe('waking the workers after a commit', () => {
       url: receiver.url,
       eventTypes: ['pay.payment.succeeded'],
     });
-    const worker = new DeliveryWorker({
-      ...service.context,
-      signals: new EventEmitter<{ deliveries: [] }>(), // none from the API: it is "another process"
-      config: { ...service.context.config, webhookAllowPrivate: true, workerPollMs: 60_000 },
-    });
-    await worker.start();
+    const worker = await workerElsewhere();
     try {
       const first = await request('POST', '/core/v1/events', { type: 'pay.payment.succeeded', data: {} });
       assert.equal(first.status, 202);
@@ -62,12 +68,7 @@ describe('waking the workers after a commit', () => {
       body: { url: receiver.url, eventTypes: ['pay.payment.failed'] },
       headers: key('endpoint'),
     });
-    const worker = new DeliveryWorker({
-      ...service.context,
-      signals: new EventEmitter<{ deliveries: [] }>(),
-      config: { ...service.context.config, webhookAllowPrivate: true, workerPollMs: 60_000 },
-    });
-    await worker.start();
+    const worker = await workerElsewhere();
     try {
       const publish = (name: string) =>
         service.request('POST', '/core/v1/events', {
