@@ -6,18 +6,22 @@
 //    once, and a process retries within seconds, so a week is far beyond any retry;
 //  - the daily-limit reservations of days before yesterday are forgotten (they bind nothing);
 //  - the history keeps a week of partitions ahead, and whole days go at its horizon (history/retention.ts);
-//  - background jobs are forgotten once they ended longer ago than the history's retention.
+//  - background jobs are forgotten once they ended longer ago than the history's retention;
+//  - every 5 s, the history partitions that have doubled since they were last analyzed are analyzed again
+//    (history/statistics.ts: a plan made while a day was small must not outlive it).
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { forgetJobs } from './delivery/jobs.ts';
 import { historyRetention } from './history/retention.ts';
+import { analyzeGrown } from './history/statistics.ts';
 import { idempotencyStore } from './idempotency/store.ts';
 import { utcDay } from './usage/meter.ts';
 import { usageStore } from './usage/store.ts';
 
 const EVERY_MS = 10 * 60_000;
+const STATISTICS_EVERY_MS = 5_000;
 export const METER_RETENTION_MS = 7 * 86_400_000;
 
 interface Deps {
@@ -77,16 +81,36 @@ async function drain(batch: () => Promise<number>): Promise<number> {
 }
 
 export function startMaintenance(deps: Deps): () => void {
-  let busy = false; // a slow run is not overlapped by the next
+  const statistics = async () => {
+    try {
+      const analyzed = await analyzeGrown(deps.db);
+      if (analyzed.length > 0)
+        deps.log.info({ partitions: analyzed }, 'analyzed the history partitions that had grown');
+    } catch (error) {
+      deps.log.warn({ err: error }, 'analyzing the grown history partitions failed; retrying shortly');
+    }
+  };
+  const stops = [
+    repeat(() => runMaintenance(deps), 5_000, EVERY_MS),
+    repeat(statistics, STATISTICS_EVERY_MS, STATISTICS_EVERY_MS),
+  ];
+  return () => {
+    for (const stop of stops) stop();
+  };
+}
+
+/** Runs task after firstMs, then every everyMs; a slow run is not overlapped by the next. */
+function repeat(task: () => Promise<void>, firstMs: number, everyMs: number): () => void {
+  let busy = false;
   const run = async () => {
     if (busy) return;
     busy = true;
-    await runMaintenance(deps).finally(() => {
+    await task().finally(() => {
       busy = false;
     });
   };
-  const first = setTimeout(run, 5_000);
-  const timer = setInterval(run, EVERY_MS);
+  const first = setTimeout(run, firstMs);
+  const timer = setInterval(run, everyMs);
   first.unref();
   timer.unref();
   return () => {

@@ -1,17 +1,22 @@
 // The plans PostgreSQL keeps for the worker's statements: a delivery found by its key reads the primary key
-// only (migration 0016).
+// only (migration 0016), and a day's partitions are analyzed again as they double (history/statistics.ts),
+// so that a plan made while the day was small is made again.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { analyzeGrown } from '../src/history/statistics.ts';
 import { freshDatabase } from './helpers/database.ts';
+import { eventually } from './helpers/receiver.ts';
 
 const db = openDatabase(await freshDatabase());
 after(() => db.close());
 await migrate(db);
 const today = `deliveries_${new Date().toISOString().slice(0, 10).replaceAll('-', '')}`;
 const project = randomUUID();
+// Autovacuum would analyze the partition at its own time, and these tests count analyses.
+await db.query(`alter table ${today} set (autovacuum_enabled = false)`);
 
 /** `count` of one project's deliveries to one endpoint, made now (today's partition). */
 const deliveries = (count: number) =>
@@ -48,4 +53,25 @@ test('a delivery found by its key reads the primary key, in a plan made for any 
     [],
     `today's deliveries are read other than by their key:\n${plan}`,
   );
+});
+
+test("a day's partition is analyzed from 1,000 rows on, and again each time it has doubled", async () => {
+  const reltuples = async () =>
+    (
+      await db.query<{ n: number }>(`select reltuples::int as n from pg_class where oid = $1::regclass`, [
+        today,
+      ])
+    ).rows[0]?.n;
+  assert.deepEqual(await analyzeGrown(db), [], 'a small day is left to autovacuum');
+  await deliveries(1200);
+  // n_live_tup, which it reads, counts committed rows once the writing session reports them (within a second).
+  await eventually(async () => (await analyzeGrown(db)).includes(today), 10_000, 'the analysis');
+  assert.equal(await reltuples(), 1220);
+  assert.deepEqual(await analyzeGrown(db), [], 'analyzed once, not at every pass');
+  await deliveries(1000);
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  assert.deepEqual(await analyzeGrown(db), [], 'not before it has doubled');
+  await deliveries(300);
+  await eventually(async () => (await analyzeGrown(db)).includes(today), 10_000, 'the analysis');
+  assert.equal(await reltuples(), 2520);
 });
