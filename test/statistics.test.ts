@@ -31,7 +31,7 @@ test('a delivery found by its key reads the primary key, in a plan made for any 
   await deliveries(20);
   // The worker's lookup (claim.ts, store.ts): a batch of keys joined to the deliveries they name.
   const plan = await db.transaction(async (tx) => {
-    // Only the choice of index is in question here (a small day's plan may well scan it: the second test).
+    // Only the choice of index is in question (a small day's plan may scan it until it is analyzed: below).
     await tx.query('set local plan_cache_mode = force_generic_plan');
     for (const way of ['seqscan', 'hashjoin', 'mergejoin']) await tx.query(`set local enable_${way} = off`);
     await tx.query(

@@ -1,8 +1,8 @@
 // The planner's statistics of the history's partitions, kept up while a day fills. A day's partitions are
 // made empty a week ahead (retention.ts), and fill within the day. A plan that PostgreSQL keeps for a
 // prepared statement (a generic plan) is made once, from the statistics of that moment, and kept until
-// they change. A plan made while the day was small reads the whole day (a hash join over a sequential scan),
-// as the worker's completions did: fine at a hundred rows, but the worker slowed to a fifth as the day filled.
+// they change. A plan made while the day was small can read the whole day (a hash join over a sequential scan),
+// as the worker's record of attempts did: fine at a hundred rows, ruinous at tens of thousands.
 // Autovacuum analyzes a partition only once a minute at most, and a busy day outgrows its plan sooner.
 // So the workers analyze each partition that has doubled since it was last analyzed (from 1,000 rows on,
 // so at most about ten times in a day of a million rows), and the new statistics make PostgreSQL plan again.
