@@ -1,11 +1,13 @@
 // The plans PostgreSQL keeps for the worker's statements: a delivery found by its key reads the primary key
-// only (migration 0016), and a day's partitions are analyzed again as they double (history/statistics.ts),
-// so that a plan made while the day was small is made again.
+// only (migration 0016); a day's partitions are analyzed again as they double (history/statistics.ts), so
+// that a plan made while the day was small is made again; and the claim reads the due deliveries in order
+// up to its limit, even with statistics that know nothing of the backlog (claim.ts, DUE_QUERY).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { DUE_QUERY } from '../src/delivery/claim.ts';
 import { analyzeGrown } from '../src/history/statistics.ts';
 import { freshDatabase } from './helpers/database.ts';
 import { eventually } from './helpers/receiver.ts';
@@ -18,13 +20,13 @@ const project = randomUUID();
 // Autovacuum would analyze the partition at its own time, and these tests count analyses.
 await db.query(`alter table ${today} set (autovacuum_enabled = false)`);
 
-/** `count` of one project's deliveries to one endpoint, made now (today's partition). */
-const deliveries = (count: number) =>
+/** `count` of one project's deliveries to one endpoint, made now (today's partition) and due. */
+const deliveries = (count: number, state = 'pending') =>
   db.query(
-    `insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at, created_at)
-     select $1, gen_random_uuid(), gen_random_uuid(), now(), $2, 'dispatch', now(), now()
+    `insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, state, next_attempt_at, created_at)
+     select $1, gen_random_uuid(), gen_random_uuid(), now(), $2, 'dispatch', $4, now(), now()
        from generate_series(1, $3)`,
-    [project, project, count],
+    [project, project, count, state],
   );
 
 test('a delivery found by its key reads the primary key, in a plan made for any keys while the day is small', async () => {
@@ -74,4 +76,22 @@ test("a day's partition is analyzed from 1,000 rows on, and again each time it h
   await deliveries(300);
   await eventually(async () => (await analyzeGrown(db)).includes(today), 10_000, 'the analysis');
   assert.equal(await reltuples(), 2520);
+});
+
+test('the claim walks the due deliveries in order and stops at its limit, with statistics taken before a backlog', async () => {
+  await db.query(`update deliveries set state = 'delivered'`);
+  await db.query(`analyze ${today}`); // nothing pending, as far as the planner knows
+  await deliveries(3000);
+  const plan = await db.transaction(async (tx) => {
+    // A plan made for the values given (the first five calls of a named statement, or all of them).
+    await tx.query('set local plan_cache_mode = force_custom_plan');
+    await tx.query(`prepare due(int, uuid[], float8) as ${DUE_QUERY}`);
+    const { rows } = await tx.query<{ 'QUERY PLAN': string }>(
+      `explain (analyze, costs off, timing off, summary off) execute due(64, '{}', 0.25)`,
+    );
+    await tx.query('deallocate due');
+    return rows.map((r) => r['QUERY PLAN']).join('\n');
+  });
+  assert.doesNotMatch(plan, /(^|->\s+)(Sort|Hash Join|Hash Right Join)\b/m, plan);
+  assert.match(plan, /Merge Append/, plan);
 });
