@@ -64,6 +64,13 @@ test("a day's partition is analyzed from 1,000 rows on, and again each time it h
         today,
       ])
     ).rows[0]?.n;
+  const liveRows = async () =>
+    (
+      await db.query<{ n: number }>(
+        `select n_live_tup::int as n from pg_stat_user_tables where relid = $1::regclass`,
+        [today],
+      )
+    ).rows[0]?.n;
   assert.deepEqual(await analyzeGrown(db), [], 'a small day is left to autovacuum');
   await deliveries(1200);
   // n_live_tup, which it reads, counts committed rows once the writing session reports them (within a second).
@@ -71,7 +78,7 @@ test("a day's partition is analyzed from 1,000 rows on, and again each time it h
   assert.equal(await reltuples(), 1220);
   assert.deepEqual(await analyzeGrown(db), [], 'analyzed once, not at every pass');
   await deliveries(1000);
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  await eventually(async () => (await liveRows()) === 2220, 10_000, 'the statistics to count the rows');
   assert.deepEqual(await analyzeGrown(db), [], 'not before it has doubled');
   await deliveries(300);
   await eventually(async () => (await analyzeGrown(db)).includes(today), 10_000, 'the analysis');

@@ -27,7 +27,7 @@ const PARTITIONS_LOCK = 7310011;
  * Their lock waits end sooner than PostgreSQL's deadlock_timeout (1 s by default), so the partition
  * change is always the one that gives way, never a request or the worker; it is tried again shortly.
  */
-const LOCK_TIMEOUT = '400ms';
+export const LOCK_TIMEOUT = '400ms';
 const TRIES = 5;
 
 const utcDay = (time: number) => new Date(time).toISOString().slice(0, 10);

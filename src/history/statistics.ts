@@ -7,13 +7,12 @@
 // So the workers analyze each partition that has doubled since it was last analyzed (from 1,000 rows on,
 // so at most about ten times in a day of a million rows), and the new statistics make PostgreSQL plan again.
 import type { Database } from '../db/database.ts';
+import { LOCK_TIMEOUT } from './retention.ts';
 
 /** One worker at a time analyzes; the others skip their turn. */
 const STATISTICS_LOCK = 7310015;
 /** Below this, any plan reads a partition quickly. */
 const MIN_ROWS = 1000;
-/** An ANALYZE that would wait for a lock (autovacuum analyzing the same partition) gives way. */
-const LOCK_TIMEOUT = '400ms';
 
 /** Analyzes the history partitions that have doubled since their last analysis; their names. */
 export async function analyzeGrown(db: Database): Promise<string[]> {
@@ -22,6 +21,8 @@ export async function analyzeGrown(db: Database): Promise<string[]> {
       STATISTICS_LOCK,
     ]);
     if (!lock[0]?.mine) return [];
+    // An ANALYZE that would wait for a lock (autovacuum on the same partition, a day being made or dropped)
+    // gives way, as the partition changes do (retention.ts); the next pass tries again.
     await tx.query(`set local lock_timeout = '${LOCK_TIMEOUT}'`);
     // reltuples is the count the last analysis saw (-1 if none); n_live_tup counts rows as they commit.
     const { rows } = await tx.query<{ name: string }>(
