@@ -106,7 +106,7 @@ describe('delivery rules while nothing is delivering', () => {
         (await request('POST', '/core/v1/events', { type: 'pay.gone.thing', data: { i } })).body.eventId,
       );
 
-    // Four sends in flight at most, one of them to an endpoint: the worker holds the other three it claimed.
+    // One send at a time to an endpoint (a quarter of four): the worker holds the others it claimed.
     const worker = await narrowWorker();
     try {
       const states = await eventually(async () => {

@@ -226,21 +226,23 @@ async function countDeaths(tx: Db, batch: Completion[], recorded: Recorded[], th
     runs.set(c.endpointId, run);
   }
   const list = [...runs.entries()];
-  const { rows } = await tx.query<{ project_id: string; id: string; disable: boolean }>(
-    `update webhook_endpoints w
+  const { rows } = await tx.query<{ project_id: string; id: string; disable: boolean }>({
+    // Named, so that it is planned once per connection rather than for every batch recorded
+    name: 'delivery-deaths',
+    text: `update webhook_endpoints w
         set dead_streak = case when r.reset then r.dead else w.dead_streak + r.dead end
        from unnest($1::uuid[], $2::uuid[], $3::bool[], $4::int[]) as r(project_id, id, reset, dead)
       where w.project_id = r.project_id and w.id = r.id
         and (r.dead > 0 or w.dead_streak > 0)
      returning w.project_id, w.id, w.active and w.dead_streak >= $5 as disable`,
-    [
+    values: [
       list.map(([, r]) => r.projectId),
       list.map(([id]) => id),
       list.map(([, r]) => r.reset),
       list.map(([, r]) => r.dead),
       threshold,
     ],
-  );
+  });
   const disabled = new Map<string, { projectId: string; why: 'dead' | 'gone' }>();
   for (const r of rows) if (r.disable) disabled.set(r.id, { projectId: r.project_id, why: 'dead' });
   return disabled;

@@ -6,8 +6,9 @@
 // (now, or its slot under its endpoint's rate).
 //
 // Flow control: at most `concurrency` runs in flight, at most `perEndpoint` of them to one endpoint, so a
-// slow or dead receiver cannot take every slot from the healthy ones. An endpoint whose held runs
-// (sending and waiting) reach twice its cap is left out of claims; one that drops below that is claimed
+// slow or dead receiver cannot take every slot from the healthy ones. Claims fill a local queue of
+// HELD_PER_SLOT runs a slot (in flight and waiting), whose endpoints take the free slots in turn. An
+// endpoint whose held runs reach twice its cap is left out of claims; one that drops below that is claimed
 // for again while it still has a cap's worth in flight, so its queue does not run dry during the claim.
 // Woken at once by NOTIFY (other processes) or an in-process signal (same process), with a poll as the
 // backstop. A crash loses nothing: a dead worker's leases are handed back as soon as another worker starts
@@ -33,6 +34,12 @@ import { type Completion, deliveryStore, WORKER_LOCK } from './store.ts';
 
 const HEARTBEAT_MS = 10_000;
 const CLAIM_BATCH = 200;
+/**
+ * Runs a worker holds for each send slot. Claims fill what is held, not the free slots: with only the
+ * free slots to fill, a worker sending 32 at a time claimed 20 deliveries a time, and a claim costs
+ * about as much for 20 as for 200 (bench/RESULTS.md). An endpoint's held runs stay bounded by its mark.
+ */
+const HELD_PER_SLOT = 4;
 
 export interface WorkerDeps {
   db: Database;
@@ -67,6 +74,8 @@ export class DeliveryWorker {
   private readonly signingKeys: ReturnType<typeof signingKeyCache>;
   private readonly leaseSeconds: number;
   private readonly concurrency: number;
+  /** runs held at once (in flight and claimed to wait for a slot): what claims fill */
+  private readonly capacity: number;
   private readonly perEndpoint: number;
   /** held deliveries (sending and waiting) at which an endpoint is left out of claims */
   private readonly heldPerEndpoint: number;
@@ -117,6 +126,7 @@ export class DeliveryWorker {
     // default; a worker that died is found sooner, by its liveness lock).
     this.leaseSeconds = Math.max(10, Math.ceil((4 * config.deliveryTimeoutMs) / 1000));
     this.concurrency = config.workerConcurrency;
+    this.capacity = HELD_PER_SLOT * config.workerConcurrency;
     this.perEndpoint = Math.max(1, Math.floor(config.workerConcurrency / 4));
     this.heldPerEndpoint = 2 * this.perEndpoint;
   }
@@ -193,7 +203,7 @@ export class DeliveryWorker {
     try {
       do {
         this.fillAgain = false;
-        const room = this.concurrency - this.inFlight - this.waitingCount();
+        const room = this.capacity - this.inFlight - this.waitingCount();
         if (room <= 0) break;
         const saturated = [...this.load]
           .filter(([, n]) => n >= this.heldPerEndpoint)
@@ -230,14 +240,25 @@ export class DeliveryWorker {
 
   private enqueue(held: Held) {
     const endpoint = held.run.endpointId;
-    const load = this.load.get(endpoint) ?? 0;
-    this.load.set(endpoint, load + 1);
-    const sending = load - (this.waiting.get(endpoint)?.length ?? 0);
-    if (sending < this.perEndpoint) void this.run(held);
-    else {
-      const queue = this.waiting.get(endpoint);
-      if (queue) queue.push(held);
-      else this.waiting.set(endpoint, [held]);
+    this.load.set(endpoint, (this.load.get(endpoint) ?? 0) + 1);
+    const queue = this.waiting.get(endpoint);
+    if (queue) queue.push(held);
+    else this.waiting.set(endpoint, [held]);
+    this.startWaiting();
+  }
+
+  /**
+   * Starts waiting runs while send slots are free, taking endpoints in turn (one whose run starts goes to
+   * the back of the line) and skipping those at their per-endpoint cap.
+   */
+  private startWaiting() {
+    for (const [endpoint, queue] of this.waiting) {
+      if (this.inFlight >= this.concurrency || !this.running) return;
+      if ((this.sending.get(endpoint)?.size ?? 0) >= this.perEndpoint) continue;
+      const held = queue.shift() as Held;
+      this.waiting.delete(endpoint);
+      if (queue.length > 0) this.waiting.set(endpoint, queue);
+      void this.run(held);
     }
   }
 
@@ -280,9 +301,7 @@ export class DeliveryWorker {
       const left = (this.load.get(endpoint) ?? 1) - 1;
       if (left === 0) this.load.delete(endpoint);
       else this.load.set(endpoint, left);
-      const next = this.waiting.get(endpoint)?.shift();
-      if (this.waiting.get(endpoint)?.length === 0) this.waiting.delete(endpoint);
-      if (next && this.running) void this.run(next);
+      this.startWaiting();
       if (this.inFlight === 0) this.idle?.();
       // Claim again when something new may be claimable (this endpoint is no longer left out, or nothing
       // is in flight), or when the room is worth a claim; a claim under way checks the room when it ends.
@@ -300,8 +319,8 @@ export class DeliveryWorker {
    */
   private roomToClaim(): boolean {
     if (!this.backlog) return false;
-    const room = this.concurrency - this.inFlight - this.waitingCount();
-    if (room < Math.max(1, Math.floor(this.concurrency / 4))) return false;
+    const room = this.capacity - this.inFlight - this.waitingCount();
+    if (room < Math.max(1, Math.floor(this.capacity / 4))) return false;
     for (const load of this.load.values()) if (load < this.heldPerEndpoint) return true;
     return this.load.size === 0;
   }
