@@ -10,6 +10,7 @@ import { deliveryLatency } from './latency.ts';
 import { type BenchResult, benchDatabase, environment, writeResults } from './lib.ts';
 import { metrics } from './metrics.ts';
 import { peers } from './peers.ts';
+import { sender } from './sender.ts';
 import { startup } from './startup.ts';
 
 const SUITE: Record<string, (url: string, embedded: boolean) => Promise<BenchResult>> = {
@@ -24,6 +25,7 @@ const SUITE: Record<string, (url: string, embedded: boolean) => Promise<BenchRes
   startup,
   growth,
   peers,
+  sender,
 };
 
 const names = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(SUITE);

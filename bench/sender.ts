@@ -1,0 +1,122 @@
+// sender: the service's webhook sender (src/delivery/sender.ts, a handler on undici's dispatcher) against
+// the same sends through undici's `request` (a response stream and an abort signal each, as the service
+// sent before), in this process, to the benchmark's receiver in a process of its own: the same signed
+// ~1.1 KiB body, 32 sends in flight, 20,000 sends a round, rounds alternated. Reported: sends a second,
+// and this process's CPU time per send (user and system), the figure the worker's CPU per delivery is
+// made of.
+
+import { createSecretKey, randomUUID } from 'node:crypto';
+import { Agent, request } from 'undici';
+import { createSender, type SendResult } from '../src/delivery/sender.ts';
+import { signatureHeader } from '../src/delivery/signing.ts';
+import { systemResolver } from '../src/webhooks/address-policy.ts';
+import { type BenchResult, type Figure, ROOT, spawnNode, spread } from './lib.ts';
+
+const IN_FLIGHT = 32;
+const SENDS = 20_000;
+const ROUNDS = 4;
+const TIMEOUT_MS = 15_000;
+
+type Send = (url: string, headers: Record<string, string>, body: string) => Promise<SendResult>;
+interface Round {
+  rate: number;
+  cpuUs: number;
+}
+
+/** The baseline: undici's `request`, its body read through the response stream, a signal for the timeout. */
+function requestSender(): { send: Send; close(): Promise<void> } {
+  const agent = new Agent({ keepAliveTimeout: 30_000, connections: 64 });
+  return {
+    async send(url, headers, body) {
+      const started = performance.now();
+      const response = await request(url, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'bench/1' },
+        body,
+        dispatcher: agent,
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+      const chunks: Buffer[] = [];
+      for await (const chunk of response.body) chunks.push(chunk);
+      const durationMs = Math.round(performance.now() - started);
+      const responseBody = Buffer.concat(chunks).toString('utf8');
+      return { statusCode: response.statusCode, error: null, responseBody, durationMs, retryAfter: null };
+    },
+    close: () => agent.close(),
+  };
+}
+
+/** SENDS signed sends, IN_FLIGHT at a time; throws unless every one is answered 204. */
+async function round(send: Send, url: string): Promise<Round> {
+  const key = createSecretKey(Buffer.alloc(32, 7));
+  const data = JSON.stringify({ amount: 4200, currency: 'eur', note: 'x'.repeat(900) });
+  let next = 0;
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  const lane = async () => {
+    while (next++ < SENDS) {
+      const id = randomUUID();
+      const body = `{"id":"${id}","type":"pay.payment.succeeded","timestamp":"${new Date().toISOString()}","data":${data}}`;
+      const timestamp = Math.floor(Date.now() / 1000);
+      const headers = {
+        'webhook-id': id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signatureHeader([key], id, timestamp, body),
+      };
+      const result = await send(url, headers, body);
+      if (result.statusCode !== 204) throw new Error(`answered ${result.statusCode}: ${result.error}`);
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  return { rate: SENDS / seconds, cpuUs: (used.user + used.system) / SENDS };
+}
+
+export async function sender(): Promise<BenchResult> {
+  const receiver = spawnNode(`${ROOT}bench/load/receiver.ts`, []);
+  const url = `${await receiver.waitFor(/listening on (\S+)/)}/ok/sender`;
+  const service = createSender({
+    allowPrivate: true,
+    resolve: systemResolver,
+    timeoutMs: TIMEOUT_MS,
+    userAgent: 'bench/1',
+  });
+  const baseline = requestSender();
+  const rounds: { subject: Round; baseline: Round }[] = [];
+  try {
+    await round(service.send, url); // warm-up, both
+    await round(baseline.send, url);
+    for (let r = 0; r < ROUNDS; r++) {
+      // Alternated: each round starts with the other one.
+      const first = r % 2 === 0 ? service : baseline;
+      const a = await round(first.send, url);
+      const b = await round((first === service ? baseline : service).send, url);
+      rounds.push(first === service ? { subject: a, baseline: b } : { subject: b, baseline: a });
+    }
+  } finally {
+    await service.close();
+    await baseline.close();
+    await receiver.stop();
+  }
+  const median = (pick: (r: { subject: Round; baseline: Round }) => number) =>
+    Math.round(spread(rounds.map(pick)).median * 10) / 10;
+  const figures: Figure[] = [
+    {
+      name: 'sends a second: the service’s sender vs undici request',
+      ratio: spread(rounds.map((r) => r.subject.rate / r.baseline.rate)),
+      subject: { rate: Math.round(median((r) => r.subject.rate)) },
+      baseline: { rate: Math.round(median((r) => r.baseline.rate)) },
+    },
+    {
+      name: 'CPU per send: undici request over the service’s sender',
+      ratio: spread(rounds.map((r) => r.baseline.cpuUs / r.subject.cpuUs)),
+      target: '≥ 1.0',
+      met: spread(rounds.map((r) => r.baseline.cpuUs / r.subject.cpuUs)).median >= 1,
+      subject: { cpuUs: median((r) => r.subject.cpuUs) },
+      baseline: { cpuUs: median((r) => r.baseline.cpuUs) },
+      notes: 'this process’s CPU time (user and system) per send',
+    },
+  ];
+  return { name: 'sender', figures, checks: [], errors: { failed: 0, total: 0 } };
+}
