@@ -221,6 +221,7 @@ export class DeliveryWorker {
           leftOut: saturated,
         });
         for (const run of runs) this.enqueue({ run, token, claimedHere, stopped: false });
+        this.startWaiting();
         this.counted(runs, pushed);
         if (nextSlot !== null) this.wakeAt(claimedHere + nextSlot - claimedAt);
         this.backlog = due === limit;
@@ -244,7 +245,6 @@ export class DeliveryWorker {
     const queue = this.waiting.get(endpoint);
     if (queue) queue.push(held);
     else this.waiting.set(endpoint, [held]);
-    this.startWaiting();
   }
 
   /**
