@@ -1,12 +1,13 @@
-// Stopping and starting well: SIGTERM drains keep-alive load without resetting a request, and an older
-// Node is told at once which Node the service needs.
+// Stopping and starting well: SIGTERM drains keep-alive load without resetting a request, an older Node
+// is told at once which Node the service needs, and a long-running process caps its young generation.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { Agent, request } from 'undici';
+import { LISTENING, spawnNode } from '../support/process.ts';
 import { startService, TEST_ENCRYPTION_KEY } from './helpers/app.ts';
-import { startProcess } from './helpers/process.ts';
+import { childEnv, startProcess } from './helpers/process.ts';
 
 const setup = await startService();
 const tenant = await setup.tenant();
@@ -57,6 +58,33 @@ describe('shutdown and start-up', () => {
       afterSignal > 0,
       `requests were still answered while the process drained: ${JSON.stringify(seen)}`,
     );
+  });
+
+  test('the bin caps the young generation of a long-running process, in that process, unless the caller chose', {
+    skip: process.platform !== 'linux' && 'reads /proc',
+  }, async () => {
+    const bin = new URL('../bin/platform.js', import.meta.url).pathname;
+    /** The flags the process the bin started runs with, read from /proc by the pid it was started as. */
+    const flagsOf = async (nodeOptions: string | undefined) => {
+      const env = childEnv({
+        PORT: '0',
+        DATABASE_URL: setup.context.config.databaseUrl,
+        PLATFORM_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+        NODE_OPTIONS: nodeOptions,
+      });
+      const serve = spawnNode(bin, ['serve'], env);
+      try {
+        await serve.waitFor(LISTENING, 30_000);
+        return readFileSync(`/proc/${serve.child.pid}/cmdline`, 'utf8').split('\0');
+      } finally {
+        assert.equal(await serve.stop('SIGTERM'), 0, serve.output());
+      }
+    };
+    const capped = await flagsOf(undefined);
+    assert.ok(capped.includes('--max-semi-space-size=8'), capped.join(' '));
+    assert.ok(capped.includes('serve'), capped.join(' '));
+    const chosen = await flagsOf('--max-semi-space-size=16');
+    assert.ok(!chosen.some((flag) => flag.includes('semi-space')), chosen.join(' '));
   });
 
   test('an older Node is told which Node is needed, and how to get it', async (t) => {
