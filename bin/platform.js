@@ -21,16 +21,19 @@ if (major < NEEDED) {
 
 // The young generation of a long-running process. V8 sizes its ceiling by the machine's memory (32 MB a
 // semi-space on 24 GiB), a start's compiling grows it to that ceiling, and it stays resident though idle:
-// 64 MB of a 187 MB process. At 8 MB the idle process is about 135 MB, and the API spent less CPU a
-// request, not more (a young generation that stays in the cache; bench/RESULTS.md, 2026-11-25). Node reads
-// the flag only at start, so the process replaces itself once with it (execve: same pid, same stdio). A
-// size chosen by the caller, in NODE_OPTIONS or on the command line, is kept.
+// 64 MB of a 187 MB process. At 8 MB the idle process is about 139 MB, and the API spent less CPU a
+// request, not more (bench/RESULTS.md, 2026-11-25). Node reads the flag only at start, so the process
+// replaces itself once with it (execve: the same pid and stdio). A size the caller chose, in NODE_OPTIONS
+// or on the command line, is kept. Node aborts if execve fails: it is tried only while the Node running
+// this is still on disk.
 const SEMI_SPACE_MB = 8;
 const LONG_RUNNING = new Set(['start', 'serve', 'worker']);
 const chosen = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((flag) =>
   /--max[-_]semi[-_]space[-_]size/.test(flag),
 );
-if (LONG_RUNNING.has(process.argv[2]) && !chosen && typeof process.execve === 'function') {
+const { existsSync } = await import('node:fs');
+const replaceable = typeof process.execve === 'function' && existsSync(process.execPath);
+if (LONG_RUNNING.has(process.argv[2]) && !chosen && replaceable) {
   const flags = [`--max-semi-space-size=${SEMI_SPACE_MB}`, ...process.execArgv];
   process.execve(process.execPath, [process.execPath, ...flags, ...process.argv.slice(1)]);
 }
