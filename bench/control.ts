@@ -89,7 +89,7 @@ export async function fairness(databaseUrl: string): Promise<BenchResult> {
           notes: 'the throttled endpoint’s deliveries wait at their slots, out of the others’ way',
         },
       ],
-      checks: [await setup.verifySamples(healthy)],
+      checks: [await setup.verifySamples([...healthy, throttled])],
       errors: errorsOf(rounds),
     };
   } finally {
