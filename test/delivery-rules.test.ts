@@ -1,9 +1,10 @@
 // Rules that need deliveries to stay pending: a service with no worker running, then one that starts.
 import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
 import { describe, test } from 'node:test';
 import { DeliveryWorker } from '../src/delivery/worker.ts';
 import { expectProblem, startService } from './helpers/app.ts';
-import { eventually, startReceiver } from './helpers/receiver.ts';
+import { answerWith, eventually, startReceiver } from './helpers/receiver.ts';
 
 const env = { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1', PLATFORM_WORKER_POLL_MS: '100' };
 const service = await startService({ env });
@@ -171,6 +172,36 @@ describe('delivery rules while nothing is delivering', () => {
       await new Promise((resolve) => setTimeout(resolve, 600));
       assert.equal(slow.received.length, 1, 'what the worker held was not sent');
     } finally {
+      await worker.stop();
+    }
+  });
+
+  test('an endpoint that does not answer does not fill the worker: the others are sent meanwhile', async () => {
+    // The stalled endpoint's deliveries are due first, more of them than the worker holds (16): one claim
+    // in due order would take nothing else, and the worker would have no room until its send timed out.
+    const stalled: ServerResponse[] = [];
+    const dead = await startReceiver((_received, _index, response) => stalled.push(response));
+    const live = await startReceiver();
+    const deadId = (
+      await request('POST', '/core/v1/webhook-endpoints', {
+        url: dead.url,
+        eventTypes: ['pay.stalled.thing'],
+      })
+    ).body.id;
+    await request('POST', '/core/v1/webhook-endpoints', { url: live.url, eventTypes: ['pay.prompt.thing'] });
+    for (let i = 0; i < 24; i++)
+      await request('POST', '/core/v1/events', { type: 'pay.stalled.thing', data: { i } });
+    await request('POST', '/core/v1/events', { type: 'pay.prompt.thing', data: {} });
+    const worker = await narrowWorker();
+    try {
+      // Well within the send timeout (15 s): nothing of the stalled endpoint has been answered yet.
+      await live.waitFor(1, 10_000);
+      assert.equal(dead.received.length, 1, 'one send at a time to the stalled endpoint');
+      assert.equal(stalled.length, 1);
+    } finally {
+      await request('DELETE', `/core/v1/webhook-endpoints/${deadId}`);
+      for (const response of stalled) response.writeHead(204).end();
+      dead.answer(answerWith(204));
       await worker.stop();
     }
   });

@@ -5,11 +5,9 @@
 // behind it, sent one after the other (the next only once the one before succeeded), each at its time
 // (now, or its slot under its endpoint's rate).
 //
-// Flow control: at most `concurrency` runs in flight, at most `perEndpoint` of them to one endpoint, so a
-// slow or dead receiver cannot take every slot from the healthy ones. Claims fill a local queue of
-// HELD_PER_SLOT runs a slot (in flight and waiting), whose endpoints take the free slots in turn. An
-// endpoint whose held runs reach twice its cap is left out of claims; one that drops below that is claimed
-// for again while it still has a cap's worth in flight, so its queue does not run dry during the claim.
+// Flow control: at most `concurrency` runs in flight. Claims fill a local queue of HELD_PER_SLOT runs a
+// slot (in flight and waiting), whose endpoints take the free slots in turn, each up to its cap; what is
+// held of each endpoint, and how much of it a claim may take, is held.ts's.
 // Woken at once by NOTIFY (other processes) or an in-process signal (same process), with a poll as the
 // backstop. A crash loses nothing: a dead worker's leases are handed back as soon as another worker starts
 // or beats its heartbeat (its liveness lock is gone with its connection), or else expire.
@@ -25,6 +23,7 @@ import type { Meter } from '../usage/meter.ts';
 import type { Resolver } from '../webhooks/address-policy.ts';
 import { DELIVERIES_CHANNEL } from './channel.ts';
 import { type ClaimedDelivery, claim, type Run } from './claim.ts';
+import { type Held, HeldRuns } from './held.ts';
 import { type AttemptMetrics, countAttempt, nextState } from './outcome.ts';
 import { LOOKAHEAD_S } from './pacing.ts';
 import { AttemptRecorder } from './recorder.ts';
@@ -37,7 +36,8 @@ const CLAIM_BATCH = 200;
 /**
  * Runs a worker holds for each send slot. Claims fill what is held, not the free slots: with only the
  * free slots to fill, a worker sending 32 at a time claimed 20 deliveries a time, and a claim costs
- * about as much for 20 as for 200 (bench/RESULTS.md). An endpoint's held runs stay bounded by its mark.
+ * about as much for 20 as for 200 (bench/RESULTS.md). An endpoint holds less than its mark and one claim's
+ * share of it (held.ts).
  */
 const HELD_PER_SLOT = 4;
 
@@ -54,15 +54,6 @@ export interface WorkerDeps {
   signals?: EventEmitter<{ deliveries: [] }>;
 }
 
-/** A run this worker holds: claimed with `token`, at `claimedHere` (this process's clock). */
-interface Held {
-  run: Run;
-  token: string;
-  claimedHere: number;
-  /** set when its endpoint's deliveries were cancelled or held: it sends no more */
-  stopped: boolean;
-}
-
 export class DeliveryWorker {
   readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   // Its liveness lock's second key, in its heartbeat and its leases; random (two workers sharing one, a
@@ -76,9 +67,7 @@ export class DeliveryWorker {
   private readonly concurrency: number;
   /** runs held at once (in flight and claimed to wait for a slot): what claims fill */
   private readonly capacity: number;
-  private readonly perEndpoint: number;
-  /** held deliveries (sending and waiting) at which an endpoint is left out of claims */
-  private readonly heldPerEndpoint: number;
+  private readonly held: HeldRuns;
 
   private running = false;
   private filling = false;
@@ -86,11 +75,6 @@ export class DeliveryWorker {
   private inFlight = 0;
   /** the last claim was full: more deliveries may be due than it took */
   private backlog = false;
-  /** runs in flight and claimed-but-waiting, per endpoint */
-  private readonly load = new Map<string, number>();
-  private readonly waiting = new Map<string, Held[]>();
-  /** runs in flight, per endpoint (so that a cancel or a pause stops them between sends) */
-  private readonly sending = new Map<string, Set<Held>>();
   private readonly recorder: AttemptRecorder;
   private slotWake: { at: number; timer: NodeJS.Timeout } | undefined;
   /** endpoints that answered 410 in an attempt not yet recorded */
@@ -127,8 +111,7 @@ export class DeliveryWorker {
     this.leaseSeconds = Math.max(10, Math.ceil((4 * config.deliveryTimeoutMs) / 1000));
     this.concurrency = config.workerConcurrency;
     this.capacity = HELD_PER_SLOT * config.workerConcurrency;
-    this.perEndpoint = Math.max(1, Math.floor(config.workerConcurrency / 4));
-    this.heldPerEndpoint = 2 * this.perEndpoint;
+    this.held = new HeldRuns(config.workerConcurrency);
   }
 
   /** Runs of deliveries being sent now (at most PLATFORM_WORKER_CONCURRENCY). */
@@ -203,24 +186,21 @@ export class DeliveryWorker {
     try {
       do {
         this.fillAgain = false;
-        const room = this.capacity - this.inFlight - this.waitingCount();
+        const room = this.capacity - this.inFlight - this.held.waitingCount;
         if (room <= 0) break;
-        const saturated = [...this.load]
-          .filter(([, n]) => n >= this.heldPerEndpoint)
-          .map(([endpoint]) => endpoint)
-          .concat([...this.gone]);
         const limit = Math.min(room, CLAIM_BATCH);
         const token = randomUUID();
         // The claim's transaction reads the database's clock as it begins: this is the same moment here.
         const claimedHere = Date.now();
         const { runs, due, pushed, nextSlot, claimedAt } = await claim(this.deps.db, {
           limit,
+          share: this.held.shareOf(room),
           leaseSeconds: this.leaseSeconds,
           token,
           holder: this.lockKey,
-          leftOut: saturated,
+          leftOut: this.held.atMark().concat([...this.gone]),
         });
-        for (const run of runs) this.enqueue({ run, token, claimedHere, stopped: false });
+        for (const run of runs) this.held.add({ run, token, claimedHere, stopped: false });
         this.startWaiting();
         this.counted(runs, pushed);
         if (nextSlot !== null) this.wakeAt(claimedHere + nextSlot - claimedAt);
@@ -233,33 +213,10 @@ export class DeliveryWorker {
     }
   }
 
-  private waitingCount() {
-    let n = 0;
-    for (const queue of this.waiting.values()) n += queue.length;
-    return n;
-  }
-
-  private enqueue(held: Held) {
-    const endpoint = held.run.endpointId;
-    this.load.set(endpoint, (this.load.get(endpoint) ?? 0) + 1);
-    const queue = this.waiting.get(endpoint);
-    if (queue) queue.push(held);
-    else this.waiting.set(endpoint, [held]);
-  }
-
-  /**
-   * Starts waiting runs while send slots are free, taking endpoints in turn (one whose run starts goes to
-   * the back of the line) and skipping those at their per-endpoint cap.
-   */
+  /** Starts waiting runs while send slots are free (held.ts chooses which). */
   private startWaiting() {
-    for (const [endpoint, queue] of this.waiting) {
-      if (this.inFlight >= this.concurrency || !this.running) return;
-      if ((this.sending.get(endpoint)?.size ?? 0) >= this.perEndpoint) continue;
-      const held = queue.shift() as Held;
-      this.waiting.delete(endpoint);
-      if (queue.length > 0) this.waiting.set(endpoint, queue);
-      void this.run(held);
-    }
+    if (!this.running) return;
+    for (const held of this.held.start(this.concurrency - this.inFlight)) void this.run(held);
   }
 
   /**
@@ -270,8 +227,6 @@ export class DeliveryWorker {
   private async run(held: Held) {
     this.inFlight++;
     const endpoint = held.run.endpointId;
-    const active = this.sending.get(endpoint) ?? new Set();
-    this.sending.set(endpoint, active.add(held));
     const { deliveries, claimedAt } = held.run;
     const leaseEnds = held.claimedHere + this.leaseSeconds * 1000;
     let sent = 0;
@@ -283,6 +238,7 @@ export class DeliveryWorker {
         if (held.stopped || !this.running || late) break;
         const completion = await this.deliver(delivery, held.token);
         sent++;
+        this.held.answered(endpoint, completion.durationMs);
         this.complete(completion);
         if (!completion.succeeded) break;
       }
@@ -294,18 +250,14 @@ export class DeliveryWorker {
       sent++;
     } finally {
       this.inFlight--;
-      active.delete(held);
-      if (active.size === 0) this.sending.delete(endpoint);
+      const left = this.held.finished(held);
       void this.store.release(deliveries.slice(sent)).catch(() => {});
       if (deliveries[0]?.lane != null && sent > 0) void this.recorder.flush();
-      const left = (this.load.get(endpoint) ?? 1) - 1;
-      if (left === 0) this.load.delete(endpoint);
-      else this.load.set(endpoint, left);
       this.startWaiting();
       if (this.inFlight === 0) this.idle?.();
       // Claim again when something new may be claimable (this endpoint is no longer left out, or nothing
       // is in flight), or when the room is worth a claim; a claim under way checks the room when it ends.
-      if (left === this.heldPerEndpoint - 1 || this.inFlight === 0) this.wake();
+      if (left === this.held.mark - 1 || this.inFlight === 0) this.wake();
       else if (!this.filling && this.roomToClaim()) this.wake();
     }
   }
@@ -319,10 +271,9 @@ export class DeliveryWorker {
    */
   private roomToClaim(): boolean {
     if (!this.backlog) return false;
-    const room = this.capacity - this.inFlight - this.waitingCount();
+    const room = this.capacity - this.inFlight - this.held.waitingCount;
     if (room < Math.max(1, Math.floor(this.capacity / 4))) return false;
-    for (const load of this.load.values()) if (load < this.heldPerEndpoint) return true;
-    return this.load.size === 0;
+    return this.held.belowMark();
   }
 
   /**
@@ -330,14 +281,9 @@ export class DeliveryWorker {
    * it was paused or disabled): runs in flight stop after their current send, waiting ones are handed back.
    */
   private drop(endpointId: string, release = true) {
-    for (const held of this.sending.get(endpointId) ?? []) held.stopped = true;
-    const waiting = this.waiting.get(endpointId);
-    if (!waiting) return;
-    this.waiting.delete(endpointId);
-    if (release) void this.store.release(waiting.flatMap((held) => held.run.deliveries)).catch(() => {});
-    const left = (this.load.get(endpointId) ?? 0) - waiting.length;
-    if (left > 0) this.load.set(endpointId, left);
-    else this.load.delete(endpointId);
+    const waiting = this.held.drop(endpointId);
+    if (release && waiting.length > 0)
+      void this.store.release(waiting.flatMap((held) => held.run.deliveries)).catch(() => {});
   }
 
   /** One attempt: sign, send, and decide the delivery's next state. */
@@ -405,8 +351,7 @@ export class DeliveryWorker {
     this.deps.signals?.off('deliveries', this.onSignal);
     await this.stopListening?.();
     // Claimed deliveries that never started go back at once rather than waiting out their lease.
-    const unstarted = [...this.waiting.values()].flat().flatMap((held) => held.run.deliveries);
-    this.waiting.clear();
+    const unstarted = this.held.dropWaiting().flatMap((held) => held.run.deliveries);
     await this.store.release(unstarted).catch(() => {});
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));
     await this.recorder.flush();
