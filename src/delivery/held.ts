@@ -13,9 +13,9 @@ import type { Run } from './claim.ts';
 
 /**
  * An endpoint whose last answer came within this is sending quickly: a claim may take more of its
- * deliveries than a mark's worth. A slower one takes twice this to empty its mark, longer than a claim
- * takes (a claim that leased only a mark's worth of a receiver answering at once let its queue run dry:
- * README, Decisions). An endpoint timing out, or one not yet heard from, is not quick.
+ * deliveries than a mark's worth. A slower one takes twice this or more to empty its mark, far longer
+ * than a claim takes. (Leasing only a mark's worth of a receiver answering at once cost it throughput:
+ * bench/RESULTS.md.) An endpoint timing out, or one not yet heard from, is not quick.
  */
 const QUICK_MS = 1000;
 /**
