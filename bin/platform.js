@@ -31,11 +31,12 @@ const LONG_RUNNING = new Set(['start', 'serve', 'worker']);
 const chosen = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((flag) =>
   /--max[-_]semi[-_]space[-_]size/.test(flag),
 );
-const { existsSync } = await import('node:fs');
-const replaceable = typeof process.execve === 'function' && existsSync(process.execPath);
-if (LONG_RUNNING.has(process.argv[2]) && !chosen && replaceable) {
-  const flags = [`--max-semi-space-size=${SEMI_SPACE_MB}`, ...process.execArgv];
-  process.execve(process.execPath, [process.execPath, ...flags, ...process.argv.slice(1)]);
+if (LONG_RUNNING.has(process.argv[2]) && !chosen && typeof process.execve === 'function') {
+  const { existsSync } = await import('node:fs');
+  if (existsSync(process.execPath)) {
+    const flags = [`--max-semi-space-size=${SEMI_SPACE_MB}`, ...process.execArgv];
+    process.execve(process.execPath, [process.execPath, ...flags, ...process.argv.slice(1)]);
+  }
 }
 const { enableCompileCache } = await import('node:module');
 enableCompileCache();

@@ -35,7 +35,7 @@ export interface Held {
 
 export class HeldRuns {
   /** runs one endpoint may send at once */
-  readonly perEndpoint: number;
+  private readonly perEndpoint: number;
   /** runs held (sending and waiting) at which an endpoint is left out of claims */
   readonly mark: number;
   /** runs in flight and claimed-but-waiting, per endpoint */
