@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_POOL_SIZE } from './db/database.ts';
 
 export const ENVIRONMENTS = ['local', 'dev', 'prod'] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];
@@ -13,6 +14,8 @@ export interface Config {
   port: number;
   /** A PostgreSQL server; when undefined the embedded PostgreSQL in dataDir is used. */
   databaseUrl: string | undefined;
+  /** PLATFORM_DATABASE_POOL_SIZE: the most connections this process holds to PostgreSQL */
+  databasePoolSize: number;
   dataDir: string;
   version: string;
   commit: string;
@@ -98,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deliveryTimeoutMs: integer(env, 'PLATFORM_DELIVERY_TIMEOUT_MS', 15_000, 1, 600_000),
     dailyLimits: dailyLimits(env.PLATFORM_DAILY_LIMITS ?? DEFAULT_DAILY_LIMITS),
     workerConcurrency: integer(env, 'PLATFORM_WORKER_CONCURRENCY', 128, 1, 10_000),
+    databasePoolSize: integer(env, 'PLATFORM_DATABASE_POOL_SIZE', DEFAULT_POOL_SIZE, 1, 1000),
     workerPollMs: integer(env, 'PLATFORM_WORKER_POLL_MS', 500, 10, 60_000),
     disableAfterDead: integer(env, 'PLATFORM_DISABLE_AFTER_DEAD', 10, 1, 1_000_000),
     retentionDays: integer(env, 'PLATFORM_RETENTION_DAYS', 30, 1, 400),

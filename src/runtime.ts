@@ -36,7 +36,7 @@ export interface Connection {
  */
 export async function connect(config: Config, role: 'service' | 'command', log: Logger): Promise<Connection> {
   if (config.databaseUrl) {
-    const db = openDatabase(config.databaseUrl);
+    const db = openDatabase(config.databaseUrl, { max: config.databasePoolSize });
     try {
       await requireVersion(db, log);
     } catch (error) {
@@ -48,7 +48,7 @@ export async function connect(config: Config, role: 'service' | 'command', log: 
   const releaseLock = role === 'service' ? await acquireServiceLock(config.dataDir) : undefined;
   try {
     const cluster = await openEmbeddedCluster(config.dataDir, (message) => log.info(message));
-    const db = openDatabase(cluster.url);
+    const db = openDatabase(cluster.url, { max: config.databasePoolSize });
     return {
       db,
       async close() {

@@ -3,6 +3,7 @@
 // scrape of the listener; promtool finds no problem in the exposition; and the API's port never serves it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { DEFAULT_POOL_SIZE } from '../src/db/database.ts';
 import { client } from './helpers/api.ts';
 import { expectProblem, startService, TEST_ENCRYPTION_KEY } from './helpers/app.ts';
 import { promtool, sampleValue, scrape } from './helpers/metrics.ts';
@@ -162,7 +163,7 @@ describe('metrics', () => {
     assert.equal(sampleValue(samples, 'platform_database_up'), 1);
     assert.equal(sampleValue(samples, 'platform_worker_concurrency_limit'), 128);
     assert.equal(typeof sampleValue(samples, 'platform_worker_concurrency_in_use'), 'number');
-    assert.equal(sampleValue(samples, 'platform_db_pool_max_connections'), 20);
+    assert.equal(sampleValue(samples, 'platform_db_pool_max_connections'), DEFAULT_POOL_SIZE);
     assert.ok((sampleValue(samples, 'platform_db_pool_connections') as number) >= 1);
     assert.equal(typeof sampleValue(samples, 'platform_usage_flush_lag_seconds'), 'number');
     assert.equal(sampleValue(samples, 'platform_build_info', { version: service.context.config.version }), 1);

@@ -81,7 +81,7 @@ export async function startService(
   // A test service stops at once (a deployment keeps answering for a second first: http/drain.ts).
   const base = { PLATFORM_LOG_LEVEL: logLevel, PLATFORM_SHUTDOWN_DELAY_MS: '0' };
   const config = loadConfig({ ...base, ...options.env, DATABASE_URL: databaseUrl });
-  const db = openDatabase(databaseUrl);
+  const db = openDatabase(databaseUrl, { max: config.databasePoolSize });
   await migrate(db);
   const shared = {
     config,
