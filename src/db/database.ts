@@ -1,6 +1,7 @@
 // The one stateful part. A Database wraps a pg pool; services take a `Db` (anything with `query`),
 // so the same service function runs on the pool or inside a transaction's client.
 import pg from 'pg';
+import { groupCommit } from './group-commit.ts';
 
 export interface Db {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(
@@ -27,6 +28,8 @@ export interface SoleWrite {
   check: string;
   values: unknown[];
   notify?: { channel: string; payload: string };
+  /** it only inserts and reads, so it may commit in one transaction with others (group-commit.ts) */
+  together?: boolean;
 }
 
 /** What to do as a transaction ends: with its commit, after it, or if it does not commit. */
@@ -63,6 +66,11 @@ export interface Database extends Db {
    * pool's work (the connection is made on first use, and again after a failure).
    */
   notify(channel: string, payload: string): Promise<void>;
+  /**
+   * Commits one statement: alone, or in one transaction with others offered meanwhile when the database
+   * is busy (group-commit.ts). Only for statements that take no row lock another could hold.
+   */
+  commitTogether(statement: pg.QueryConfig): Promise<void>;
   /** `select 1` within timeoutMs: false when the database cannot be reached in that time. */
   ping(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
@@ -147,6 +155,7 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
       }
     },
     listen: (channel, onNotify, onConnect) => listen(url, channel, onNotify, onConnect),
+    commitTogether: groupCommit(pool),
     notify: (channel, payload) =>
       notifier.query({ text: 'select pg_notify($1, $2)', values: [channel, payload] }),
     async close() {

@@ -144,10 +144,14 @@ class PipelinedTransaction {
    */
   private async sole(write: SoleWrite, answer: Answer): Promise<boolean> {
     if (this.first || this.soleAnswer) return false;
-    this.client ??= await this.db.pool.connect();
     const recorded = this.codec.seal(this.claim.fingerprint, answer);
+    const statement = soleStatement(write, this.alongCommit, this.claim, recorded);
     try {
-      await this.client.query(soleStatement(write, this.alongCommit, this.claim, recorded));
+      if (write.together) await this.db.commitTogether(statement);
+      else {
+        this.client ??= await this.db.pool.connect();
+        await this.client.query(statement);
+      }
     } catch (error) {
       if (missed(error)) return false;
       const refusal = claimRefusal(error);

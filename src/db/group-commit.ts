@@ -1,0 +1,89 @@
+// Statements committed together. PostgreSQL spends most of a one-statement transaction's CPU on the
+// transaction, not the statement: a publish cost it 622 µs of CPU sent one a transaction through 32
+// connections, and 124 µs sent eight a transaction through four (bench/RESULTS.md). So a statement offered
+// while others are being written waits for the next round trip, and goes with whatever else waits, in one
+// transaction:
+//
+//   begin; execute "inline:…"(…); execute "inline:…"(…); …; commit
+//
+// A statement offered while fewer than WRITERS are under way goes at once and alone, as it would without
+// this: nothing waits unless the database is already busy with others. When a batch fails, nothing of it
+// committed (its string stops at the failing statement, before the commit), and each of its statements
+// runs again alone, to meet its own outcome.
+//
+// Only statements that insert and read may go together (a publish): a batch holds its rows' locks until
+// its commit, and two batches that updated rows in different orders would deadlock, where the
+// statements alone would not.
+import type pg from 'pg';
+import { executable } from './inline.ts';
+
+/** Batches written at once, each on a connection of the pool. */
+const WRITERS = 2;
+/** The most statements in one batch. */
+const MOST = 32;
+
+interface Offer {
+  statement: pg.QueryConfig;
+  done: () => void;
+  failed: (error: unknown) => void;
+}
+
+/** A function that commits a statement, with others when others wait; resolves once it has committed. */
+export function groupCommit(pool: pg.Pool): (statement: pg.QueryConfig) => Promise<void> {
+  const waiting: Offer[] = [];
+  let writing = 0;
+  const next = () => {
+    while (writing < WRITERS && waiting.length > 0) {
+      writing++;
+      void write(pool, waiting.splice(0, MOST)).finally(() => {
+        writing--;
+        next();
+      });
+    }
+  };
+  return (statement) =>
+    new Promise<void>((done, failed) => {
+      waiting.push({ statement, done, failed });
+      next();
+    });
+}
+
+async function write(pool: pg.Pool, batch: Offer[]): Promise<void> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    for (const offer of batch) offer.failed(error);
+    return;
+  }
+  let broken = false; // a connection that cannot even roll back is not given back to the pool
+  try {
+    if (batch.length === 1) return await alone(client, batch[0] as Offer);
+    const parts: string[] = [];
+    const offers: Offer[] = [];
+    for (const offer of batch) {
+      // A value PostgreSQL could not take as a literal (text with NUL) fails its own statement only.
+      try {
+        parts.push(await executable(client, offer.statement));
+        offers.push(offer);
+      } catch (error) {
+        offer.failed(error);
+      }
+    }
+    try {
+      await client.query(`begin; ${parts.join('; ')}; commit`);
+      for (const offer of offers) offer.done();
+    } catch (error) {
+      await client.query('rollback').catch(() => {
+        broken = true;
+      });
+      if (broken) for (const offer of offers) offer.failed(error);
+      else for (const offer of offers) await alone(client, offer);
+    }
+  } finally {
+    client.release(broken);
+  }
+}
+
+const alone = (client: pg.PoolClient, offer: Offer) =>
+  client.query(offer.statement).then(() => offer.done(), offer.failed);
