@@ -68,7 +68,7 @@ export interface Database extends Db {
   notify(channel: string, payload: string): Promise<void>;
   /**
    * Commits one statement: alone, or in one transaction with others offered meanwhile when the database
-   * is busy (group-commit.ts). Only for statements that take no row lock another could hold.
+   * is busy. Only for statements that insert and read (group-commit.ts says why).
    */
   commitTogether(statement: pg.QueryConfig): Promise<void>;
   /** `select 1` within timeoutMs: false when the database cannot be reached in that time. */
@@ -77,8 +77,9 @@ export interface Database extends Db {
 }
 
 /**
- * PostgreSQL runs best with few transactions at once per core: publishing through 20 connections on two
- * cores it spent 503 µs of CPU a publish, through 10 it spent 358 µs and took 15 % more (bench/RESULTS.md).
+ * With many transactions at once on few cores, each costs PostgreSQL more CPU: publishing through 20
+ * connections on two cores it spent 503 µs a publish, through 10 it spent 358 µs and took 15 % more
+ * publishes a second (bench/RESULTS.md).
  */
 export const DEFAULT_POOL_SIZE = 10;
 
