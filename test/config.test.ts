@@ -12,17 +12,17 @@ describe('configuration', () => {
     for (const bad of ['0', '-1', '2.5', 'ten', '1001'])
       assert.throws(() => loadConfig({ PLATFORM_DATABASE_POOL_SIZE: bad }), ConfigError, bad);
 
-    // Held to it: with 3 connections, three sleeping queries hold the pool and a fourth waits for one.
+    // Held to it: with 3 connections held, a fourth query waits for one, and runs once one is given back.
     const { url, drop } = await createDatabase();
     const db = openDatabase(url, { max: loadConfig({ PLATFORM_DATABASE_POOL_SIZE: '3' }).databasePoolSize });
     try {
-      const sleeping = Array.from({ length: 3 }, () => db.query('select pg_sleep(0.3)'));
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const waited = performance.now();
-      await db.query('select 1');
-      assert.ok(performance.now() - waited > 100, 'the fourth query waited for a connection');
-      assert.equal(db.pool.totalCount, 3);
-      await Promise.all(sleeping);
+      const held = await Promise.all(Array.from({ length: 3 }, () => db.pool.connect()));
+      const fourth = db.query('select 1 as one');
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual([db.pool.totalCount, db.pool.waitingCount], [3, 1], 'the fourth query waits');
+      held[0]?.release();
+      assert.equal((await fourth).rows[0]?.one, 1);
+      for (const client of held.slice(1)) client.release();
     } finally {
       await db.close();
       await drop();
