@@ -169,7 +169,11 @@ export async function prepare(databaseUrl: string, env: Record<string, string> =
     await client.query(`notify platform_deliveries`);
   };
 
-  /** After a reset, `events` events, each with a delivery to every one of `endpoints`, held back. */
+  /**
+   * After a reset, `events` events, each with a delivery to every one of `endpoints`, held back. They are
+   * queued event by event, as publishing queues them (and as the peers benchmark queues the peers' jobs):
+   * without the order, PostgreSQL wrote each endpoint's deliveries in a block of their own.
+   */
   const holdFanOut = async (endpoints: Endpoint[], events: number) => {
     await reset();
     await client.query(
@@ -177,7 +181,8 @@ export async function prepare(databaseUrl: string, env: Record<string, string> =
        insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at,
                                created_at)
        select $1, uuid_v7_at(e.created_at), e.id, e.created_at, w.id, 'dispatch', now() + interval '1 day', now()
-         from e cross join unnest($4::uuid[]) as w(id)`,
+         from e cross join unnest($4::uuid[]) with ordinality as w(id, n)
+        order by e.id, w.n`,
       [tenant.projectId, JSON.stringify(DATA), events, endpoints.map((e) => e.id)],
     );
   };
