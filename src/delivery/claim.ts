@@ -89,6 +89,13 @@ export async function claim(
   },
 ): Promise<{ runs: Run[]; due: number; pushed: number; nextSlot: number | null; claimedAt: number }> {
   return db.transaction(async (tx) => {
+    // The claim's commit does not wait for its WAL to reach the disk (the server's fsync and synchronous
+    // commit stay on for every other write). All it writes can be lost in a crash without losing a
+    // delivery: a lease (the delivery is due again, and sent again, as after any crash mid-send), and
+    // what the next claim would decide again (a cancel, a hold, a push to a slot). The first write that
+    // waits for its flush flushes this one too. Publish→receipt p50 at 1,000/s: 1.1-1.3 ms against
+    // 1.6-2.3 (bench/RESULTS.md).
+    await tx.query('set local synchronous_commit = off');
     const due = await dueDeliveries(tx, options.limit, options.leftOut);
     if (due.length === 0) return { runs: [], due: 0, pushed: 0, nextSlot: null, claimedAt: 0 };
     const now = due[0]?.now as number;
