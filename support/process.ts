@@ -34,7 +34,11 @@ export function spawnProgram(program: string, args: string[], env: NodeJS.Proces
   child.stdout?.on('data', append);
   child.stderr?.on('data', append);
   child.on('error', (error) => append(Buffer.from(`${name}: ${error.message}\n`))); // e.g. not installed
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    // A program that never started (not installed) has no exit event: waiting for one hung the test.
+    child.once('error', () => child.pid === undefined && resolve(null));
+  });
   return {
     child,
     output: () => output,
@@ -52,7 +56,7 @@ export function spawnProgram(program: string, args: string[], env: NodeJS.Proces
           resolve(match[1] ?? match[0]);
         };
         listeners.add(check);
-        child.once('exit', (code) => {
+        void exited.then((code) => {
           if (pattern.test(output)) return;
           clearTimeout(timer);
           listeners.delete(check);
