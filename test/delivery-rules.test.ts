@@ -262,8 +262,10 @@ describe('delivery rules while nothing is delivering', () => {
     }
     const empty = walks.filter((rows) => rows === 0).length;
     assert.ok(walks.length > 5, `claims: ${walks.join(' ')}`);
-    // One to learn that nothing else is due (the first claim after the start), one at the end. The code
-    // before this test gave 12 of 26.
-    assert.ok(empty <= 2, `${empty} of ${walks.length} claims found nothing: ${walks.join(' ')}`);
+    // One to learn that nothing else is due (the first claim after the start), one at the end, and one
+    // for each notification of the publishes above still on its way when the worker started listening (a
+    // wake-up from outside: new deliveries may have come), at most two (wake.ts keeps one in flight and one
+    // more). The code before this test gave 12 of 26.
+    assert.ok(empty <= 4, `${empty} of ${walks.length} claims found nothing: ${walks.join(' ')}`);
   });
 });
