@@ -26,6 +26,28 @@ export interface Keyring {
 
 const VERSION = 1;
 
+const POOL_SIZE = 4096;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
+/**
+ * Random bytes taken from a pool of the system's generator, drawn 4 KiB at a time. A draw costs 4.6 µs
+ * here whatever its size (OpenSSL's checks, a getpid among them), a slice of the pool 0.14 µs, and a
+ * create draws three times (its secret, two IVs), a publish once. As Node's randomUUID does: each byte
+ * goes out once, and is wiped from the pool as it goes.
+ */
+export function randomPooled(size: number): Buffer {
+  if (size > POOL_SIZE) return randomBytes(size);
+  if (poolOffset + size > pool.length) {
+    pool = randomBytes(POOL_SIZE);
+    poolOffset = 0;
+  }
+  const bytes = Buffer.from(pool.subarray(poolOffset, poolOffset + size)); // a copy
+  pool.fill(0, poolOffset, poolOffset + size);
+  poolOffset += size;
+  return bytes;
+}
+
 /** Parses "base64,base64,…" (newest first): each a 32-byte key. */
 export function parseKeyring(value: string): Keyring {
   const all = value
@@ -71,7 +93,7 @@ export function loadKeyring(
 /** version(1) ‖ key id(4) ‖ iv(12) ‖ tag(16) ‖ ciphertext. `context` binds a value to its place (AAD). */
 export function seal(keyring: Keyring, plaintext: Buffer, context: string): Buffer {
   const { id, key } = keyring.primary;
-  const iv = randomBytes(12);
+  const iv = randomPooled(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(context));
   const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { loadKeyring, parseKeyring, seal, sealedKeyId, unseal } from '../src/crypto.ts';
+import { loadKeyring, parseKeyring, randomPooled, seal, sealedKeyId, unseal } from '../src/crypto.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'pck-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -54,5 +54,27 @@ describe('master keyring', () => {
       loadConfig({ PLATFORM_ENV: 'dev', PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1' }).webhookAllowPrivate,
       true,
     );
+  });
+});
+
+describe('random bytes from a pool', () => {
+  test('each draw is new: no two IVs of 10,000 seals alike, across many refills of the pool', () => {
+    const keyring = parseKeyring(key());
+    const ivs = new Set<string>();
+    for (let i = 0; i < 10_000; i++)
+      ivs.add(seal(keyring, Buffer.from('x'), 'ctx').subarray(5, 17).toString('hex'));
+    assert.equal(ivs.size, 10_000);
+  });
+
+  test('a draw is a copy of its own, of the size asked, larger than the pool too', () => {
+    const first = randomPooled(32);
+    first.fill(7);
+    const second = randomPooled(32);
+    assert.equal(second.length, 32);
+    assert.notDeepEqual(second, Buffer.alloc(32, 7));
+    assert.notDeepEqual(second, Buffer.alloc(32)); // not the wiped bytes
+    const large = randomPooled(10_000);
+    assert.equal(large.length, 10_000);
+    assert.ok(new Set(large).size > 200, 'the bytes of a large draw spread over the byte values');
   });
 });

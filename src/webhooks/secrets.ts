@@ -1,7 +1,6 @@
 // Signing secrets of webhook endpoints: `whsec_` + base64 of 32 random bytes, returned in clear once (at
 // creation and rotation) and kept only sealed, bound to their endpoint (it cannot be moved to another).
-import { randomBytes } from 'node:crypto';
-import { type Keyring, seal, unseal } from '../crypto.ts';
+import { type Keyring, randomPooled, seal, unseal } from '../crypto.ts';
 
 const SECRET_PREFIX = 'whsec_';
 
@@ -9,7 +8,7 @@ const secretContext = (endpointId: string) => `webhook-secret:${endpointId}`;
 
 /** A new secret for an endpoint: in clear (to show once) and sealed (to store). */
 export function newSecret(keyring: Keyring, endpointId: string) {
-  const bytes = randomBytes(32);
+  const bytes = randomPooled(32);
   return {
     clear: `${SECRET_PREFIX}${bytes.toString('base64')}`,
     sealed: seal(keyring, bytes, secretContext(endpointId)),
