@@ -4,8 +4,8 @@
 // also updates their project's row: batches take such rows' locks in one order).
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { openDatabase } from '../src/db/database.ts';
-import { startService, type Tenant, type TestResponse } from './helpers/app.ts';
+import { type Database, openDatabase } from '../src/db/database.ts';
+import { startService, type Tenant, type TestResponse, type TestService } from './helpers/app.ts';
 import { freshDatabase } from './helpers/database.ts';
 import { eventually } from './helpers/receiver.ts';
 
@@ -41,11 +41,12 @@ const hold = async (id: number) => {
     client.release();
   };
 };
-const waitingForLocks = async (n: number) =>
+/** Resolves once `n` statements of `on`'s database wait for a lock. */
+const waitingForLocks = async (n: number, on: Database = db) =>
   eventually(
     async () =>
       (
-        await db.query<{ n: number }>(
+        await on.query<{ n: number }>(
           `select count(*)::int as n from pg_stat_activity
             where wait_event_type = 'Lock' and datname = current_database()`,
         )
@@ -53,6 +54,24 @@ const waitingForLocks = async (n: number) =>
     20_000,
     `${n} statements waiting for a lock`,
   );
+/**
+ * Requests sent at once while the records' table is locked against writes: the first two writes wait for
+ * the lock and the rest gather behind them, as they would behind a busy database.
+ */
+const gathered = async (service: TestService, sends: (() => Promise<TestResponse>)[]) => {
+  const blocker = await service.db.pool.connect();
+  await blocker.query('begin');
+  await blocker.query('lock table idempotency_keys in share mode');
+  const sent = Promise.all(sends.map((send) => send()));
+  try {
+    await waitingForLocks(2, service.db);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the other requests reach their statements
+  } finally {
+    await blocker.query('commit');
+    blocker.release();
+  }
+  return sent;
+};
 const outcomes = (offers: Promise<void>[]) =>
   Promise.all(
     offers.map((offer) =>
@@ -140,31 +159,6 @@ describe('publishes committed together', async () => {
     });
   assert.equal((await publish(0, 'first')).status, 202); // the first of its kind foresees the rest
 
-  /**
-   * Publishes sent at once while the records' table is locked against writes: the first two writes wait
-   * for the lock and the rest gather behind them, as they would behind a busy database.
-   */
-  const gathered = async (sends: [number, string][]) => {
-    const blocker = await service.db.pool.connect();
-    await blocker.query('begin');
-    await blocker.query('lock table idempotency_keys in share mode');
-    const sent = Promise.all(sends.map(([n, key]) => publish(n, key)));
-    const waiting = async () =>
-      (
-        await service.db.query<{ n: number }>(
-          `select count(*)::int as n from pg_stat_activity
-            where wait_event_type = 'Lock' and datname = current_database()`,
-        )
-      ).rows[0]?.n === 2;
-    try {
-      await eventually(waiting, 20_000, 'two writes waiting for the lock');
-      await new Promise((resolve) => setTimeout(resolve, 500)); // the other requests reach their statements
-    } finally {
-      await blocker.query('commit');
-      blocker.release();
-    }
-    return sent;
-  };
   /** The project's events since `since` (its events' count before), and the transactions that wrote them. */
   const written = async (since: number) => {
     const { rows } = await service.db.query<{ events: number; transactions: number; deliveries: number }>(
@@ -177,7 +171,10 @@ describe('publishes committed together', async () => {
   };
 
   test('publishes that gather commit a batch at a time; each is answered, stored once, replayed alike', async () => {
-    const answers = await gathered(Array.from({ length: 50 }, (_, n) => [n, `k-${n}`]));
+    const answers = await gathered(
+      service,
+      Array.from({ length: 50 }, (_, n) => () => publish(n, `k-${n}`)),
+    );
     for (const answer of answers) assert.deepEqual(answer.body.deliveries, 1, answer.text);
     // The two that waited, and the 48 behind them in batches of at most 32: 4 transactions (one a
     // publish would be 50).
@@ -192,10 +189,10 @@ describe('publishes committed together', async () => {
   });
 
   test('one key twice in a batch fails it: each publish then goes alone, and the key commits once', async () => {
-    const answers = await gathered([
-      ...Array.from({ length: 20 }, (_, n): [number, string] => [n, `t-${n}`]),
-      [99, 'twice'],
-      [99, 'twice'],
+    const answers = await gathered(service, [
+      ...Array.from({ length: 20 }, (_, n) => () => publish(n, `t-${n}`)),
+      () => publish(99, 'twice'),
+      () => publish(99, 'twice'),
     ]);
     for (const answer of answers.slice(0, 20)) assert.deepEqual(answer.body.deliveries, 1, answer.text);
     const twice = answers.slice(20);
@@ -220,37 +217,11 @@ describe('creates committed together', async () => {
       headers: { 'idempotency-key': idempotencyKey },
     });
 
-  /** Creates sent at once while the records' table is locked against writes, as publishes above. */
-  const gathered = async (sends: (() => Promise<TestResponse>)[]) => {
-    const blocker = await service.db.pool.connect();
-    await blocker.query('begin');
-    await blocker.query('lock table idempotency_keys in share mode');
-    const sent = Promise.all(sends.map((send) => send()));
-    try {
-      await eventually(
-        async () =>
-          (
-            await service.db.query<{ n: number }>(
-              `select count(*)::int as n from pg_stat_activity
-                where wait_event_type = 'Lock' and datname = current_database()`,
-            )
-          ).rows[0]?.n === 2,
-        20_000,
-        'two writes waiting for the lock',
-      );
-      await new Promise((resolve) => setTimeout(resolve, 500)); // the other requests reach their statements
-    } finally {
-      await blocker.query('commit');
-      blocker.release();
-    }
-    return sent;
-  };
-
   test('creates of several projects that gather commit a batch at a time, each once, replayed alike', async () => {
     const sends = tenants.flatMap((tenant, t) =>
       Array.from({ length: 8 }, (_, n) => () => create(tenant.key, n, `c-${t}-${n}`)),
     );
-    const answers = await gathered(sends);
+    const answers = await gathered(service, sends);
     for (const answer of answers) assert.equal(answer.status, 201, answer.text);
     const { rows } = await service.db.query<{ endpoints: number; transactions: number; counted: number }>(
       `select count(*)::int as endpoints, count(distinct e.xmin::text)::int as transactions,
@@ -271,7 +242,7 @@ describe('creates committed together', async () => {
   test("a batch that would pass a project's limit fails: each create then goes alone, and one meets the limit", async () => {
     const full = await service.tenant();
     for (let n = 0; n < 19; n++) assert.equal((await create(full.key, n, `f-${n}`)).status, 201);
-    const answers = await gathered([
+    const answers = await gathered(service, [
       ...Array.from({ length: 10 }, (_, n) => () => create((tenants[1] as Tenant).key, 100 + n, `g-${n}`)),
       () => create(full.key, 19, 'last-a'),
       () => create(full.key, 20, 'last-b'),
