@@ -257,13 +257,19 @@ async function latency(env: Env): Promise<Figure[]> {
           lost: p(system, (s) => s.lost),
         },
       });
-    const bestPeer = Math.min(...RIVALS.map((name) => p(name, (s) => s.p99)));
+    // A p99 counts only where the rate was achieved (95 % of it, as delivery-latency's knee asks): a
+    // system that took fewer events a second was measured under a lighter load.
+    const keptUp = (system: System) => p(system, (s) => s.achieved) >= 0.95 * rate;
+    const compared = RIVALS.filter(keptUp);
+    const bestPeer = compared.length ? Math.min(...compared.map((name) => p(name, (s) => s.p99))) : null;
     const own = p('platform-core', (s) => s.p99);
+    const behind = RIVALS.filter((name) => !compared.includes(name));
     figures.push({
       name: `publish→receipt p99 at ${rate}/s: platform-core vs the best peer`,
-      subject: { own, bestPeer },
-      target: '≤ the best peer',
-      met: own <= bestPeer,
+      subject: bestPeer === null ? { own } : { own, bestPeer },
+      target: '≤ the best peer that achieved the rate',
+      met: keptUp('platform-core') && (bestPeer === null || own <= bestPeer),
+      notes: behind.length ? `below 95 % of ${rate}/s, not compared: ${behind.join(', ')}` : undefined,
     });
   }
   for (const system of SYSTEMS)
