@@ -11,11 +11,9 @@
 // committed (its string stops at the failing statement, before the commit), and each of its statements
 // runs again alone, to meet its own outcome.
 //
-// A batch holds its rows' locks until its commit, so two batches that updated rows in different orders
-// would deadlock, where the statements alone would not. So only statements that insert and read (a
-// publish) may go together, or that also update one row, which they name (a create takes a slot on its
-// project's row): a batch writes those in the order of their rows' names, every batch takes its locks in
-// that one order, and no two batches wait on each other in a circle.
+// Only statements that insert and read may go together (a publish): a batch holds its rows' locks until
+// its commit, and two batches that updated rows in different orders would deadlock, where the
+// statements alone would not.
 import type pg from 'pg';
 import { executable } from './inline.ts';
 
@@ -26,17 +24,12 @@ const MOST = 32;
 
 interface Offer {
   statement: pg.QueryConfig;
-  /** the name of the one row it updates, if any */
-  locks: string | undefined;
   done: () => void;
   failed: (error: unknown) => void;
 }
 
-/**
- * A function that commits a statement, with others when others wait; resolves once it has committed.
- * `locks` names the one row the statement updates (none when it only inserts and reads).
- */
-export function groupCommit(pool: pg.Pool): (statement: pg.QueryConfig, locks?: string) => Promise<void> {
+/** A function that commits a statement, with others when others wait; resolves once it has committed. */
+export function groupCommit(pool: pg.Pool): (statement: pg.QueryConfig) => Promise<void> {
   const waiting: Offer[] = [];
   let writing = 0;
   const next = () => {
@@ -48,9 +41,9 @@ export function groupCommit(pool: pg.Pool): (statement: pg.QueryConfig, locks?: 
       });
     }
   };
-  return (statement, locks) =>
+  return (statement) =>
     new Promise<void>((done, failed) => {
-      waiting.push({ statement, locks, done, failed });
+      waiting.push({ statement, done, failed });
       next();
     });
 }
@@ -68,7 +61,7 @@ async function write(pool: pg.Pool, batch: Offer[]): Promise<void> {
     if (batch.length === 1) return await alone(client, batch[0] as Offer);
     const parts: string[] = [];
     const offers: Offer[] = [];
-    for (const offer of batch.sort(inLockOrder)) {
+    for (const offer of batch) {
       // A value PostgreSQL could not take as a literal (text with NUL) fails its own statement only.
       try {
         parts.push(await executable(client, offer.statement));
@@ -91,9 +84,6 @@ async function write(pool: pg.Pool, batch: Offer[]): Promise<void> {
     client.release(broken);
   }
 }
-
-const inLockOrder = (a: Offer, b: Offer) =>
-  (a.locks ?? '') < (b.locks ?? '') ? -1 : a.locks === b.locks ? 0 : 1;
 
 const alone = (client: pg.PoolClient, offer: Offer) =>
   client.query(offer.statement).then(() => offer.done(), offer.failed);
