@@ -63,6 +63,29 @@ describe('statements committed together', () => {
     );
     assert.deepEqual(rows[0], { n: 41, kept: 'there before' });
   });
+
+  test('a statement that failed has let go of its locks by the time its failure is reported', async () => {
+    // Two thousand open cursors make PostgreSQL's end of the failed transaction slow enough to be seen.
+    const failing = {
+      text: `do $$ declare c refcursor; begin
+               perform pg_advisory_xact_lock(4242);
+               for i in 1..2000 loop c := null; open c for select i; end loop;
+               raise exception 'fails';
+             end $$`,
+    };
+    const other = await db.pool.connect(); // connected already: it asks at once
+    try {
+      for (let i = 0; i < 5; i++) {
+        const lockFree = await db.commitTogether(failing).then(
+          () => 'committed',
+          async () => (await other.query('select pg_try_advisory_xact_lock(4242) as free')).rows[0]?.free,
+        );
+        assert.equal(lockFree, true);
+      }
+    } finally {
+      other.release();
+    }
+  });
 });
 
 describe('publishes committed together', async () => {

@@ -85,5 +85,17 @@ async function write(pool: pg.Pool, batch: Offer[]): Promise<void> {
   }
 }
 
+/**
+ * A statement in a transaction of its own. pg hands back an error as soon as PostgreSQL sends it, which
+ * is before PostgreSQL has ended the failed transaction and let go of its locks; a caller that goes on
+ * on another connection (a sole write that missed claims its key again, pipeline.ts) would find its own
+ * key still held. So a failure is reported once the connection answers again: by then it has ended.
+ */
 const alone = (client: pg.PoolClient, offer: Offer) =>
-  client.query(offer.statement).then(() => offer.done(), offer.failed);
+  client.query(offer.statement).then(
+    () => offer.done(),
+    async (error: unknown) => {
+      await client.query('').catch(() => {}); // a connection that cannot answer is gone, its locks with it
+      offer.failed(error);
+    },
+  );
