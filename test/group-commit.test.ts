@@ -1,16 +1,19 @@
 // Statements committed together (src/db/group-commit.ts): offered while others are being written, they go
 // in one transaction; a batch that fails commits nothing, and each of its statements meets its own outcome
-// alone. Publishes go this way (their sole statement only inserts).
+// alone. Publishes go this way (their sole statement only inserts), and creates of webhook endpoints (theirs
+// also updates their project's row: batches take such rows' locks in one order).
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { openDatabase } from '../src/db/database.ts';
-import { startService } from './helpers/app.ts';
+import { type Database, openDatabase } from '../src/db/database.ts';
+import { startService, type Tenant, type TestResponse, type TestService } from './helpers/app.ts';
 import { freshDatabase } from './helpers/database.ts';
 import { eventually } from './helpers/receiver.ts';
 
 const db = openDatabase(await freshDatabase());
 after(() => db.close());
 await db.query('create table offered (id int primary key, note text)');
+await db.query('create table counted (id int primary key, n int not null default 0)');
+await db.query('insert into counted (id) select generate_series(0, 32)');
 
 const insert = (id: number, note = '') => ({
   name: 'offered-insert',
@@ -20,6 +23,55 @@ const insert = (id: number, note = '') => ({
 /** How many transactions wrote the table's rows (each transaction that inserts has an id of its own). */
 const transactions = async () =>
   Number((await db.query('select count(distinct xmin::text) as n from offered')).rows[0]?.n);
+/** A statement that updates row `id` of `counted` (and logs it, in a row of its own). */
+const count = (id: number, note = '') => ({
+  name: 'counted-update',
+  text: `with row as (update counted set n = n + 1 where id = $1 returning id)
+         insert into offered (id, note) select $2, $3 from row`,
+  values: [id, 1_000_000 + logged++, note],
+});
+let logged = 0;
+/** Holds row `id` of `counted` until the returned function commits. */
+const hold = async (id: number) => {
+  const client = await db.pool.connect();
+  await client.query('begin');
+  await client.query('select from counted where id = $1 for update', [id]);
+  return async () => {
+    await client.query('commit');
+    client.release();
+  };
+};
+/** Resolves once `n` statements of `on`'s database wait for a lock. */
+const waitingForLocks = async (n: number, on: Database = db) =>
+  eventually(
+    async () =>
+      (
+        await on.query<{ n: number }>(
+          `select count(*)::int as n from pg_stat_activity
+            where wait_event_type = 'Lock' and datname = current_database()`,
+        )
+      ).rows[0]?.n === n,
+    20_000,
+    `${n} statements waiting for a lock`,
+  );
+/**
+ * Requests sent at once while the records' table is locked against writes: the first two writes wait for
+ * the lock and the rest gather behind them, as they would behind a busy database.
+ */
+const gathered = async (service: TestService, sends: (() => Promise<TestResponse>)[]) => {
+  const blocker = await service.db.pool.connect();
+  await blocker.query('begin');
+  await blocker.query('lock table idempotency_keys in share mode');
+  const sent = Promise.all(sends.map((send) => send()));
+  try {
+    await waitingForLocks(2, service.db);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the other requests reach their statements
+  } finally {
+    await blocker.query('commit');
+    blocker.release();
+  }
+  return sent;
+};
 const outcomes = (offers: Promise<void>[]) =>
   Promise.all(
     offers.map((offer) =>
@@ -64,6 +116,31 @@ describe('statements committed together', () => {
     assert.deepEqual(rows[0], { n: 41, kept: 'there before' });
   });
 
+  test('batches take the locks of the rows they update in one order: two batches never deadlock', async () => {
+    await db.query('truncate offered');
+    // Two statements occupy both writers, waiting for row 0; the 64 offered meanwhile form two batches
+    // of 32, which update rows 1 to 32, one offered upwards, the other downwards. Row 17 is held
+    // until both batches wait: written as offered, the first would hold 1 to 16 and the second 32 to 18.
+    const writersFree = await hold(0);
+    const occupied = [db.commitTogether(count(0), 'r00'), db.commitTogether(count(0), 'r00')];
+    await waitingForLocks(2);
+    const release17 = await hold(17);
+    const rows = Array.from({ length: 32 }, (_, i) => i + 1);
+    const offers = [...rows, ...rows.toReversed()].map((id) =>
+      db.commitTogether(count(id), `r${String(id).padStart(2, '0')}`),
+    );
+    await writersFree();
+    await waitingForLocks(2); // the first batch on row 17, the second on it or behind the first
+    await release17();
+    const results = await outcomes([...occupied, ...offers]);
+    assert.deepEqual(results, Array(66).fill('ok'));
+    // Written in order, the two batches commit as two transactions; a deadlock would roll one back, and
+    // its 32 statements would go alone: 32 more.
+    assert.equal(await transactions(), 2 + 2);
+    const { rows: counts } = await db.query<{ n: number }>('select sum(n)::int as n from counted');
+    assert.equal(counts[0]?.n, 66);
+  });
+
   test('a statement that failed has let go of its locks by the time its failure is reported', async () => {
     // Two thousand open cursors make PostgreSQL's end of the failed transaction slow enough to be seen.
     const failing = {
@@ -105,31 +182,6 @@ describe('publishes committed together', async () => {
     });
   assert.equal((await publish(0, 'first')).status, 202); // the first of its kind foresees the rest
 
-  /**
-   * Publishes sent at once while the records' table is locked against writes: the first two writes wait
-   * for the lock and the rest gather behind them, as they would behind a busy database.
-   */
-  const gathered = async (sends: [number, string][]) => {
-    const blocker = await service.db.pool.connect();
-    await blocker.query('begin');
-    await blocker.query('lock table idempotency_keys in share mode');
-    const sent = Promise.all(sends.map(([n, key]) => publish(n, key)));
-    const waiting = async () =>
-      (
-        await service.db.query<{ n: number }>(
-          `select count(*)::int as n from pg_stat_activity
-            where wait_event_type = 'Lock' and datname = current_database()`,
-        )
-      ).rows[0]?.n === 2;
-    try {
-      await eventually(waiting, 20_000, 'two writes waiting for the lock');
-      await new Promise((resolve) => setTimeout(resolve, 500)); // the other requests reach their statements
-    } finally {
-      await blocker.query('commit');
-      blocker.release();
-    }
-    return sent;
-  };
   /** The project's events since `since` (its events' count before), and the transactions that wrote them. */
   const written = async (since: number) => {
     const { rows } = await service.db.query<{ events: number; transactions: number; deliveries: number }>(
@@ -142,7 +194,10 @@ describe('publishes committed together', async () => {
   };
 
   test('publishes that gather commit a batch at a time; each is answered, stored once, replayed alike', async () => {
-    const answers = await gathered(Array.from({ length: 50 }, (_, n) => [n, `k-${n}`]));
+    const answers = await gathered(
+      service,
+      Array.from({ length: 50 }, (_, n) => () => publish(n, `k-${n}`)),
+    );
     for (const answer of answers) assert.deepEqual(answer.body.deliveries, 1, answer.text);
     // The two that waited, and the 48 behind them in batches of at most 32: 4 transactions (one a
     // publish would be 50).
@@ -157,10 +212,10 @@ describe('publishes committed together', async () => {
   });
 
   test('one key twice in a batch fails it: each publish then goes alone, and the key commits once', async () => {
-    const answers = await gathered([
-      ...Array.from({ length: 20 }, (_, n): [number, string] => [n, `t-${n}`]),
-      [99, 'twice'],
-      [99, 'twice'],
+    const answers = await gathered(service, [
+      ...Array.from({ length: 20 }, (_, n) => () => publish(n, `t-${n}`)),
+      () => publish(99, 'twice'),
+      () => publish(99, 'twice'),
     ]);
     for (const answer of answers.slice(0, 20)) assert.deepEqual(answer.body.deliveries, 1, answer.text);
     const twice = answers.slice(20);
@@ -172,5 +227,59 @@ describe('publishes committed together', async () => {
     assert.ok(done.length >= 1 && done.every((a) => a.body.eventId === done[0]?.body.eventId));
     const { events, deliveries } = (await written(51)) as { events: number; deliveries: number };
     assert.deepEqual({ events, deliveries }, { events: 21, deliveries: 72 });
+  });
+});
+
+describe('creates committed together', async () => {
+  const service = await startService();
+  const tenants = await Promise.all(Array.from({ length: 5 }, () => service.tenant()));
+  const create = (key: string, n: number, idempotencyKey: string) =>
+    service.request('POST', '/core/v1/webhook-endpoints', {
+      key,
+      body: { url: `https://93.184.216.34/hook/${n}`, eventTypes: ['shop.order.paid'] },
+      headers: { 'idempotency-key': idempotencyKey },
+    });
+
+  test('creates of several projects that gather commit a batch at a time, each once, replayed alike', async () => {
+    const sends = tenants.flatMap((tenant, t) =>
+      Array.from({ length: 8 }, (_, n) => () => create(tenant.key, n, `c-${t}-${n}`)),
+    );
+    const answers = await gathered(service, sends);
+    for (const answer of answers) assert.equal(answer.status, 201, answer.text);
+    const { rows } = await service.db.query<{ endpoints: number; transactions: number; counted: number }>(
+      `select count(*)::int as endpoints, count(distinct e.xmin::text)::int as transactions,
+              (select sum(webhook_endpoints)::int from projects where id = any($1::uuid[])) as counted
+         from webhook_endpoints e where e.project_id = any($1::uuid[])`,
+      [tenants.map((t) => t.projectId)],
+    );
+    const { endpoints, transactions, counted } = rows[0] as { [k: string]: number };
+    assert.deepEqual({ endpoints, counted }, { endpoints: 40, counted: 40 });
+    // The two that waited, and the 38 behind them in batches of at most 32 (one a create would be 40).
+    assert.ok(Number(transactions) <= 6, `${transactions} transactions for 40 creates`);
+    const [first] = answers;
+    const replay = await create((tenants[0] as Tenant).key, 0, 'c-0-0');
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(replay.body, first?.body);
+  });
+
+  test("two creates that would pass a project's limit among those that gather: one is created, one meets the limit", async () => {
+    const full = await service.tenant();
+    for (let n = 0; n < 19; n++) assert.equal((await create(full.key, n, `f-${n}`)).status, 201);
+    const answers = await gathered(service, [
+      ...Array.from({ length: 10 }, (_, n) => () => create((tenants[1] as Tenant).key, 100 + n, `g-${n}`)),
+      () => create(full.key, 19, 'last-a'),
+      () => create(full.key, 20, 'last-b'),
+    ]);
+    for (const answer of answers.slice(0, 10)) assert.equal(answer.status, 201, answer.text);
+    const last = answers.slice(10).map((a) => [a.status, a.body.code ?? 'created']);
+    assert.deepEqual(last.toSorted(), [
+      [201, 'created'],
+      [400, 'WEBHOOK_ENDPOINT_LIMIT_REACHED'],
+    ]);
+    const { rows } = await service.db.query(
+      'select webhook_endpoints as n, (select count(*)::int from webhook_endpoints where project_id = $1) as rows from projects where id = $1',
+      [full.projectId],
+    );
+    assert.deepEqual(rows[0], { n: 20, rows: 20 });
   });
 });

@@ -28,8 +28,11 @@ export interface SoleWrite {
   check: string;
   values: unknown[];
   notify?: { channel: string; payload: string };
-  /** it only inserts and reads, so it may commit in one transaction with others (group-commit.ts) */
-  together?: boolean;
+  /**
+   * It may commit in one transaction with others (group-commit.ts): it only inserts and reads, or also
+   * updates the one row that `locks` names.
+   */
+  together?: { locks?: string };
 }
 
 /** What to do as a transaction ends: with its commit, after it, or if it does not commit. */
@@ -68,9 +71,10 @@ export interface Database extends Db {
   notify(channel: string, payload: string): Promise<void>;
   /**
    * Commits one statement: alone, or in one transaction with others offered meanwhile when the database
-   * is busy. Only for statements that insert and read (group-commit.ts says why).
+   * is busy. Only for statements that insert and read, or also update the one row `locks` names
+   * (group-commit.ts says why).
    */
-  commitTogether(statement: pg.QueryConfig): Promise<void>;
+  commitTogether(statement: pg.QueryConfig, locks?: string): Promise<void>;
   /** `select 1` within timeoutMs: false when the database cannot be reached in that time. */
   ping(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;

@@ -11,9 +11,11 @@
 // committed (its string stops at the failing statement, before the commit), and each of its statements
 // runs again alone, to meet its own outcome.
 //
-// Only statements that insert and read may go together (a publish): a batch holds its rows' locks until
-// its commit, and two batches that updated rows in different orders would deadlock, where the
-// statements alone would not.
+// A batch holds its rows' locks until its commit, so two batches that updated rows in different orders
+// would deadlock, where the statements alone would not. So only statements that insert and read (a
+// publish) may go together, or that also update one row, which they name (a create takes a slot on its
+// project's row): a batch writes those in the order of their rows' names, every batch takes its locks in
+// that one order, and no two batches wait on each other in a circle.
 import type pg from 'pg';
 import { executable } from './inline.ts';
 
@@ -24,12 +26,17 @@ const MOST = 32;
 
 interface Offer {
   statement: pg.QueryConfig;
+  /** the name of the one row it updates, if any */
+  locks: string | undefined;
   done: () => void;
   failed: (error: unknown) => void;
 }
 
-/** A function that commits a statement, with others when others wait; resolves once it has committed. */
-export function groupCommit(pool: pg.Pool): (statement: pg.QueryConfig) => Promise<void> {
+/**
+ * A function that commits a statement, with others when others wait; resolves once it has committed.
+ * `locks` names the one row the statement updates (none when it only inserts and reads).
+ */
+export function groupCommit(pool: pg.Pool): (statement: pg.QueryConfig, locks?: string) => Promise<void> {
   const waiting: Offer[] = [];
   let writing = 0;
   const next = () => {
@@ -41,9 +48,9 @@ export function groupCommit(pool: pg.Pool): (statement: pg.QueryConfig) => Promi
       });
     }
   };
-  return (statement) =>
+  return (statement, locks) =>
     new Promise<void>((done, failed) => {
-      waiting.push({ statement, done, failed });
+      waiting.push({ statement, locks, done, failed });
       next();
     });
 }
@@ -61,7 +68,7 @@ async function write(pool: pg.Pool, batch: Offer[]): Promise<void> {
     if (batch.length === 1) return await alone(client, batch[0] as Offer);
     const parts: string[] = [];
     const offers: Offer[] = [];
-    for (const offer of batch) {
+    for (const offer of batch.sort(inLockOrder)) {
       // A value PostgreSQL could not take as a literal (text with NUL) fails its own statement only.
       try {
         parts.push(await executable(client, offer.statement));
@@ -84,6 +91,9 @@ async function write(pool: pg.Pool, batch: Offer[]): Promise<void> {
     client.release(broken);
   }
 }
+
+const inLockOrder = (a: Offer, b: Offer) =>
+  (a.locks ?? '') < (b.locks ?? '') ? -1 : a.locks === b.locks ? 0 : 1;
 
 /**
  * A statement in a transaction of its own. pg hands back an error as soon as PostgreSQL sends it, which

@@ -122,7 +122,7 @@ export const eventStore = (db: Db) => ({
    */
   insertSole: (event: NewEventRow, deliveries: number, version: number | null): SoleWrite => ({
     name: 'event-insert-sole',
-    together: true, // it only inserts (and reads)
+    together: {}, // it only inserts (and reads)
     ctes: OUTBOX,
     check: `(select count(*) = $7 and count(lane) = 0 from queued)
             and (select ${VERSION} from event_types where project_id = $1 and name = $3) is not distinct from $8::bigint`,

@@ -147,7 +147,7 @@ class PipelinedTransaction {
     const recorded = this.codec.seal(this.claim.fingerprint, answer);
     const statement = soleStatement(write, this.alongCommit, this.claim, recorded);
     try {
-      if (write.together) await this.db.commitTogether(statement);
+      if (write.together) await this.db.commitTogether(statement, write.together.locks);
       else {
         this.client ??= await this.db.pool.connect();
         await this.client.query(statement);

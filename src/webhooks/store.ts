@@ -111,6 +111,7 @@ export const endpointStore = (db: Db) => ({
     declared: string[],
   ): SoleWrite => ({
     name: 'webhook-endpoint-insert-sole',
+    together: { locks: `projects/${projectId}` }, // it updates the project's row (its slot), and inserts
     ctes: `${slot(DECLARES_AS_FORESEEN)},
            endpoint as (
              insert into webhook_endpoints (project_id, id, url, event_types, active_secret, created_at)
