@@ -23,6 +23,7 @@ import {
   startPlatform,
 } from './lib.ts';
 import { postgresCpu, redisCpu } from './peers/cpu.ts';
+import { recordFloor } from './peers/floor.ts';
 import type { Peer } from './peers/peer.ts';
 import {
   arrivals,
@@ -109,6 +110,7 @@ async function throughput(env: Env, count: number, checks: Check[]): Promise<Fig
   });
   const samples = Object.fromEntries(SYSTEMS.map((s) => [s, [] as Sample[]])) as Record<System, Sample[]>;
   let signaturesOk = true;
+  const floors: number[] = [];
   try {
     const endpoints = await setup.endpoints(count, '/ok');
     const events = fanOut ? FAN_OUT.events : DELIVERIES;
@@ -140,6 +142,16 @@ async function throughput(env: Env, count: number, checks: Check[]): Promise<Fig
         const system = SYSTEMS[(r + i) % SYSTEMS.length] as System;
         samples[system].push(await round(system));
       }
+    for (let r = 0; r < ROUNDS; r++)
+      floors.push(
+        await recordFloor(
+          env.databaseUrl,
+          setup.projectId,
+          endpoints.map((e) => e.id),
+          events,
+          env.meters.postgres,
+        ),
+      );
   } finally {
     await setup.close();
   }
@@ -147,7 +159,20 @@ async function throughput(env: Env, count: number, checks: Check[]): Promise<Fig
     ? `${FAN_OUT.events} events × ${count} endpoints`
     : `${DELIVERIES} deliveries to 1 endpoint`;
   checks.push({ name: `${scenario}: the service's sampled signatures verify`, ok: signaturesOk });
-  return throughputFigures(scenario, samples);
+  return [...throughputFigures(scenario, samples), floorFigure(scenario, samples, floors)];
+}
+
+/** The service's record alone beside each peer's whole PostgreSQL cost per delivery (peers/floor.ts). */
+function floorFigure(scenario: string, samples: Record<System, Sample[]>, floors: number[]): Figure {
+  const peers = RIVALS.map((name) => {
+    const us = median(samples[name].map((s) => s.postgres / s.deliveries));
+    return `${name} ${Math.round(us * 10) / 10}`;
+  });
+  return {
+    name: `${scenario}: platform-core's record alone, PostgreSQL CPU µs per delivery`,
+    subject: { us: Math.round(median(floors) * 10) / 10 },
+    notes: `each delivery's state and attempt row, written as the worker writes them, with no claim or send; each peer's whole: ${peers.join(', ')}`,
+  };
 }
 
 function throughputFigures(scenario: string, samples: Record<System, Sample[]>): Figure[] {
@@ -160,6 +185,7 @@ function throughputFigures(scenario: string, samples: Record<System, Sample[]>):
       workerCpuUsPerDelivery: perDelivery(samples[system], (s) => s.worker),
       postgresCpuUsPerDelivery: perDelivery(samples[system], (s) => s.postgres),
       redisCpuUsPerDelivery: perDelivery(samples[system], (s) => s.redis),
+      machineIdlePct: Math.round(median(samples[system].map((s) => s.idle * 100))),
     },
   }));
   const own = samples['platform-core'];

@@ -54,3 +54,17 @@ export function redisCpu(): () => number {
   }
   return () => 0;
 }
+
+/**
+ * The machine's CPU time so far, all of it and the idle part (idle and waiting for I/O), from /proc/stat,
+ * in ticks: over a round, the idle share says whether a system kept the cores busy or waited.
+ */
+export function machineCpu(): { idle: number; total: number } {
+  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const total = fields.slice(0, 8).reduce((sum, n) => sum + n, 0); // guest time is counted in user already
+  return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total };
+}

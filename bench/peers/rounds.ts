@@ -9,7 +9,7 @@ import path from 'node:path';
 import type pg from 'pg';
 import { DATA, type Endpoint } from '../delivery.ts';
 import { ROOT, spawnNode } from '../lib.ts';
-import { processCpu } from './cpu.ts';
+import { machineCpu, processCpu } from './cpu.ts';
 import type { Job, Peer } from './peer.ts';
 import type { PeerName } from './select.ts';
 
@@ -24,6 +24,8 @@ export interface Sample {
   worker: number;
   postgres: number;
   redis: number;
+  /** the share of the machine's CPU time left idle over the round */
+  idle: number;
   deliveries: number;
 }
 
@@ -38,6 +40,7 @@ export function meter(meters: Meters, workerPid: () => number) {
     worker: processCpu(workerPid()),
     postgres: meters.postgres(),
     redis: meters.redis(),
+    machine: machineCpu(),
   });
   let start = read();
   return {
@@ -52,6 +55,7 @@ export function meter(meters: Meters, workerPid: () => number) {
         worker: end.worker - start.worker,
         postgres: end.postgres - start.postgres,
         redis: end.redis - start.redis,
+        idle: (end.machine.idle - start.machine.idle) / Math.max(1, end.machine.total - start.machine.total),
       };
     },
   };

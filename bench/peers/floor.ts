@@ -1,0 +1,80 @@
+// The service's floor in PostgreSQL: what recording its deliveries alone costs the server, with no claim,
+// no send and no worker. The record is each delivery's next state and its attempt row, written as the
+// worker writes them (recordAttempts, in batches of the recorder's size), and it is what the API's
+// history reads (a delivery's state, its attempts); none of the peers keeps one. Beside each peer's whole
+// PostgreSQL CPU per delivery, it bounds what any claim or worker could make of the service's rate.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { openDatabase } from '../../src/db/database.ts';
+import { type Completion, recordAttempts } from '../../src/delivery/store.ts';
+import { DATA } from '../delivery.ts';
+
+/** The recorder's batch (recorder.ts, FLUSH_AT). */
+const BATCH = 200;
+/** The service's default (PLATFORM_DISABLE_AFTER_DEAD): only dead deliveries count toward it. */
+const DISABLE_AFTER_DEAD = 10;
+
+/**
+ * PostgreSQL's CPU (µs, read by `postgresCpu`) per delivery to record `events` events' deliveries to each
+ * of `endpointIds`, queued as the benchmark queues them, held out of the worker's reach and leased.
+ */
+export async function recordFloor(
+  databaseUrl: string,
+  projectId: string,
+  endpointIds: string[],
+  events: number,
+  postgresCpu: () => number,
+): Promise<number> {
+  const client = new pg.Client(databaseUrl);
+  await client.connect();
+  const db = openDatabase(databaseUrl, { max: 2 });
+  try {
+    const token = randomUUID();
+    const { rows } = await client.query<{ id: string; event_created_at: Date; endpoint_id: string }>(
+      `with e as (
+         insert into events (project_id, id, type, data, created_at)
+         select $1, uuid_v7_at(t), 'pay.payment.succeeded', $2::jsonb, t
+           from generate_series(1, $3), date_trunc('milliseconds', now()) as t
+         returning id, created_at
+       )
+       insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at,
+                               created_at, lease_until, lease_token)
+       select $1, uuid_v7_at(e.created_at), e.id, e.created_at, w.id, 'dispatch', now() + interval '1 day', now(),
+              now() + interval '1 hour', $5
+         from e cross join unnest($4::uuid[]) with ordinality as w(id, n)
+        order by e.id, w.n
+       returning id, event_created_at, endpoint_id`,
+      [projectId, JSON.stringify(DATA), events, endpointIds, token],
+    );
+    const completions: Completion[] = rows.map((row) => ({
+      projectId,
+      id: row.id,
+      endpointId: row.endpoint_id,
+      lane: null,
+      gone: false,
+      eventCreatedAt: row.event_created_at,
+      leaseToken: token,
+      state: 'delivered',
+      retryIn: 0,
+      startedAt: new Date(),
+      durationMs: 1,
+      statusCode: 204,
+      error: null,
+      succeeded: true,
+      responseBody: '',
+    }));
+    const before = postgresCpu();
+    for (let i = 0; i < completions.length; i += BATCH)
+      await recordAttempts(db, completions.slice(i, i + BATCH), DISABLE_AFTER_DEAD);
+    const cpu = postgresCpu() - before;
+    const { rows: done } = await client.query<{ n: number }>(
+      `select count(*)::int as n from deliveries where lease_token is null and state = 'delivered' and id = any($1::uuid[])`,
+      [rows.map((r) => r.id)],
+    );
+    if (done[0]?.n !== rows.length) throw new Error(`record floor: ${done[0]?.n} of ${rows.length} recorded`);
+    return cpu / rows.length;
+  } finally {
+    await db.close();
+    await client.end();
+  }
+}
