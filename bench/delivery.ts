@@ -29,7 +29,7 @@ const CONCURRENCY = 128; // the worker's; at most a quarter of it to one endpoin
 export const DATA = { order: 'x'.repeat(1000) }; // ~1 KiB of JSON
 
 /** $3 events of project $1 with the payload $2, as `e` (id, created_at), for the deliveries that follow. */
-const HELD_EVENTS = `with e as (
+export const HELD_EVENTS = `with e as (
   insert into events (project_id, id, type, data, created_at)
   select $1, uuid_v7_at(t), 'pay.payment.succeeded', $2::jsonb, t
     from generate_series(1, $3), date_trunc('milliseconds', now()) as t

@@ -164,10 +164,7 @@ async function throughput(env: Env, count: number, checks: Check[]): Promise<Fig
 
 /** The service's record alone beside each peer's whole PostgreSQL cost per delivery (peers/floor.ts). */
 function floorFigure(scenario: string, samples: Record<System, Sample[]>, floors: number[]): Figure {
-  const peers = RIVALS.map((name) => {
-    const us = median(samples[name].map((s) => s.postgres / s.deliveries));
-    return `${name} ${Math.round(us * 10) / 10}`;
-  });
+  const peers = RIVALS.map((name) => `${name} ${perDelivery(samples[name], (s) => s.postgres)}`);
   return {
     name: `${scenario}: platform-core's record alone, PostgreSQL CPU µs per delivery`,
     subject: { us: Math.round(median(floors) * 10) / 10 },
@@ -175,9 +172,11 @@ function floorFigure(scenario: string, samples: Record<System, Sample[]>, floors
   };
 }
 
+/** The median over rounds of a figure per delivery, to a tenth. */
+const perDelivery = (s: Sample[], pick: (x: Sample) => number) =>
+  Math.round(median(s.map((x) => pick(x) / x.deliveries)) * 10) / 10;
+
 function throughputFigures(scenario: string, samples: Record<System, Sample[]>): Figure[] {
-  const perDelivery = (s: Sample[], pick: (x: Sample) => number) =>
-    Math.round(median(s.map((x) => pick(x) / x.deliveries)) * 10) / 10;
   const figures: Figure[] = SYSTEMS.map((system) => ({
     name: `${scenario}: ${system}`,
     subject: {

@@ -4,10 +4,9 @@
 // history reads (a delivery's state, its attempts); none of the peers keeps one. Beside each peer's whole
 // PostgreSQL CPU per delivery, it bounds what any claim or worker could make of the service's rate.
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { openDatabase } from '../../src/db/database.ts';
 import { type Completion, recordAttempts } from '../../src/delivery/store.ts';
-import { DATA } from '../delivery.ts';
+import { DATA, HELD_EVENTS } from '../delivery.ts';
 
 /** The recorder's batch (recorder.ts, FLUSH_AT). */
 const BATCH = 200;
@@ -25,18 +24,11 @@ export async function recordFloor(
   events: number,
   postgresCpu: () => number,
 ): Promise<number> {
-  const client = new pg.Client(databaseUrl);
-  await client.connect();
   const db = openDatabase(databaseUrl, { max: 2 });
   try {
     const token = randomUUID();
-    const { rows } = await client.query<{ id: string; event_created_at: Date; endpoint_id: string }>(
-      `with e as (
-         insert into events (project_id, id, type, data, created_at)
-         select $1, uuid_v7_at(t), 'pay.payment.succeeded', $2::jsonb, t
-           from generate_series(1, $3), date_trunc('milliseconds', now()) as t
-         returning id, created_at
-       )
+    const { rows } = await db.query<{ id: string; event_created_at: Date; endpoint_id: string }>(
+      `${HELD_EVENTS}
        insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at,
                                created_at, lease_until, lease_token)
        select $1, uuid_v7_at(e.created_at), e.id, e.created_at, w.id, 'dispatch', now() + interval '1 day', now(),
@@ -67,7 +59,7 @@ export async function recordFloor(
     for (let i = 0; i < completions.length; i += BATCH)
       await recordAttempts(db, completions.slice(i, i + BATCH), DISABLE_AFTER_DEAD);
     const cpu = postgresCpu() - before;
-    const { rows: done } = await client.query<{ n: number }>(
+    const { rows: done } = await db.query<{ n: number }>(
       `select count(*)::int as n from deliveries where lease_token is null and state = 'delivered' and id = any($1::uuid[])`,
       [rows.map((r) => r.id)],
     );
@@ -75,6 +67,5 @@ export async function recordFloor(
     return cpu / rows.length;
   } finally {
     await db.close();
-    await client.end();
   }
 }
