@@ -4,6 +4,7 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { type Capability, CapabilityRegistry } from './capabilities.ts';
 import { DeclaredTypes } from './catalogue/declared.ts';
+import { TenantSchemas } from './catalogue/validation.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Keyring } from './crypto.ts';
@@ -53,6 +54,8 @@ export interface Context {
   keyActivity: KeyActivity;
   /** the event types each project declares, as last read: what creates of endpoints foresee */
   declaredTypes: DeclaredTypes;
+  /** where tenants' schemas are compiled and run, off the event loop */
+  schemas: TenantSchemas;
   /** how many deliveries the last publish of each kind queued: what a publish foresees */
   deliveryForecast: DeliveryForecast;
 }
@@ -118,6 +121,7 @@ export function createContext(options: ContextOptions): Context {
     keys: keyCache((key) => keyService(db).check(key)),
     keyActivity: new KeyActivity({ db, log }),
     declaredTypes: new DeclaredTypes(db),
+    schemas: new TenantSchemas(),
     deliveryForecast: new DeliveryForecast(),
   };
 }

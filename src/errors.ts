@@ -10,7 +10,7 @@ export const ERROR_CATALOGUE = {
   WEBHOOK_URL_NOT_ALLOWED: { status: 400, title: 'The webhook address is not a public HTTPS address' },
   WEBHOOK_ENDPOINT_LIMIT_REACHED: { status: 400, title: 'The project already has 20 webhook endpoints' },
   USAGE_RANGE_INVALID: { status: 400, title: 'The usage date range is not valid' },
-  EVENT_TYPE_LIMIT_REACHED: { status: 400, title: 'The project already declares 1000 event types' },
+  EVENT_TYPE_LIMIT_REACHED: { status: 400, title: 'The project’s event-type catalogue is full' },
   DELIVERY_NOT_RETRYABLE: { status: 400, title: 'The delivery cannot be retried' },
   WEBHOOK_ENDPOINT_DISABLED: { status: 400, title: 'The webhook endpoint is disabled' },
   EVENT_DISPATCH_IN_PROGRESS: {

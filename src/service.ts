@@ -78,6 +78,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       await context.limits.stop(); // unused allowance goes back to the day
       await context.meter.stop(); // the last second of usage counts
       await context.sharedLimits?.stop();
+      await context.schemas.close();
       await metricsListener?.close(); // last: a scrape during the stop still answers
     },
   };

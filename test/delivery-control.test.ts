@@ -65,6 +65,9 @@ describe('delivery control', () => {
     expectProblem(await patch({ ordering: 'global' }), 400, 'VALIDATION_FAILED');
     expectProblem(await patch({ secret: 'whsec_x' }), 400, 'VALIDATION_FAILED');
     expectProblem(await patch({ paused: true }), 400, 'VALIDATION_FAILED');
+    // A patch that changes nothing, and one that sets a field to the value it has: no audit entry.
+    assert.equal((await patch({})).status, 200);
+    assert.equal((await patch({ url: 'https://hooks.example.com/b', ordering: 'key' })).status, 200);
     const audit = await service.db.query(
       `select fields from audit_log where action = 'endpoint.updated' and target_id = $1 order by at`,
       [id],

@@ -222,3 +222,51 @@ describe('event types a capability declares', () => {
     expectProblem(declared, 400, 'VALIDATION_FAILED');
   });
 });
+
+describe('the catalogue’s limits', () => {
+  test('the 1,000-type limit holds under concurrency: 20 declarations at 990 leave exactly 1,000', async () => {
+    const tenant = await service.tenant();
+    const api = client(service, tenant);
+    await service.db.query(
+      `insert into event_types (project_id, name, description)
+       select $1, 'seed.type_' || n, 'seeded' from generate_series(1, 990) as n`,
+      [tenant.projectId],
+    );
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api.call('PUT', `/core/v1/event-types/race.type_${i}`, { description: 'racing' }),
+      ),
+    );
+    const statuses = answers.map((a) => a.status).sort();
+    assert.deepEqual(statuses, [...Array(10).fill(200), ...Array(10).fill(400)], JSON.stringify(statuses));
+    for (const refused of answers.filter((a) => a.status === 400)) {
+      expectProblem(refused, 400, 'EVENT_TYPE_LIMIT_REACHED');
+    }
+    const { rows } = await service.db.query<{ n: number }>(
+      'select count(*)::int as n from event_types where project_id = $1',
+      [tenant.projectId],
+    );
+    assert.equal(rows[0]?.n, 1000);
+    const replaced = await api.call('PUT', '/core/v1/event-types/seed.type_1', { description: 'replaced' });
+    assert.equal(replaced.status, 200, 'a full catalogue still takes a new version of a type it has');
+  });
+
+  test('names of 101 to 128 characters work on every route that takes one; 129 are refused', async () => {
+    const api = client(service, await service.tenant());
+    const name = `pay.${'a'.repeat(124)}`;
+    assert.equal(name.length, 128);
+    const put = await api.call('PUT', `/core/v1/event-types/${name}`, {
+      description: 'long',
+      schema: { type: 'object', required: ['id'] },
+    });
+    assert.equal(put.status, 200, put.text);
+    const listed = await api.get('/core/v1/event-types');
+    assert.ok(listed.body.data.some((t: { name: string }) => t.name === name));
+    const unchecked = await api.call('POST', '/core/v1/events', { type: name, data: {} });
+    expectProblem(unchecked, 400, 'VALIDATION_FAILED');
+    assert.equal((await api.call('DELETE', `/core/v1/event-types/${name}`)).status, 204);
+    expectProblem(await api.call('DELETE', `/core/v1/event-types/${name}`), 404, 'NOT_FOUND');
+    const tooLong = await api.call('PUT', `/core/v1/event-types/${name}a`, { description: 'long' });
+    expectProblem(tooLong, 400, 'VALIDATION_FAILED');
+  });
+});

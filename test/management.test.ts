@@ -90,6 +90,14 @@ describe('projects', () => {
       [{ retentionDays: 401 }, '/retentionDays'],
       [{ portalFrameAncestors: ['http://app.example.com'] }, '/portalFrameAncestors/0'],
       [{ portalFrameAncestors: ['https://app.example.com/path'] }, '/portalFrameAncestors/0'],
+      // A character a CSP source cannot hold would end the portal's policy early.
+      [
+        { portalFrameAncestors: ["https://a.example.com;script-src'unsafe-inline'"] },
+        '/portalFrameAncestors/0',
+      ],
+      [{ portalFrameAncestors: ['https://a.example.com,b'] }, '/portalFrameAncestors/0'],
+      [{ portalFrameAncestors: ["https://a'b.example.com"] }, '/portalFrameAncestors/0'],
+      [{ portalFrameAncestors: ['https://exa_mple.com'] }, '/portalFrameAncestors/0'],
       [{ slug: 'other' }, '/slug'],
       [{ mode: 'live' }, '/mode'],
       [{ id }, '/id'],

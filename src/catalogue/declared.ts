@@ -8,15 +8,27 @@ import type { Db } from '../db/database.ts';
 import { eventTypeStore } from './store.ts';
 
 export interface Declared {
-  schema: object | null;
+  /** the schema's JSON text, as the validation thread takes it */
+  schema: string | null;
   /** when it last changed, in µs (catalogue/store.ts VERSION) */
   version: number;
 }
 
 export class DeclaredTypes {
   readonly #db: Db;
-  /** each project's declared types, believed for 5 s; 10,000 projects at most */
-  readonly #read = new LRUCache<string, Map<string, Declared>>({ max: 10_000, ttl: 5000 });
+  /**
+   * each project's declared types, believed for 5 s; at most 32 MiB of schemas (a project may declare up
+   * to 64 MiB, so the bound is on their text, not on the number of projects)
+   */
+  readonly #read = new LRUCache<string, Map<string, Declared>>({
+    maxSize: 32 * 1024 * 1024,
+    sizeCalculation: (types) => {
+      let size = 1;
+      for (const [name, { schema }] of types) size += name.length + (schema?.length ?? 0);
+      return size;
+    },
+    ttl: 5000,
+  });
 
   constructor(db: Db) {
     this.#db = db;

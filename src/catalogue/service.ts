@@ -6,9 +6,15 @@ import type { CapabilityRegistry } from '../capabilities.ts';
 import type { Db } from '../db/database.ts';
 import { notFound, PlatformError } from '../errors.ts';
 import { EVENT_TYPE } from '../events/schema.ts';
+import { SCHEMA_MAX_BYTES } from './bounds.ts';
 import type { DeclaredTypes } from './declared.ts';
-import { EVENT_TYPES_PER_PROJECT, type EventTypeRow, eventTypeStore } from './store.ts';
-import { requireValid, validatorOf } from './validation.ts';
+import {
+  EVENT_TYPES_PER_PROJECT,
+  type EventTypeRow,
+  eventTypeStore,
+  SCHEMA_BYTES_PER_PROJECT,
+} from './store.ts';
+import type { TenantSchemas } from './validation.ts';
 
 const EVENT_TYPE_NAME = new RegExp(`^${EVENT_TYPE}$`);
 
@@ -28,7 +34,17 @@ export interface EventTypeInput {
   example?: object | null;
 }
 
-export const eventCatalogue = (db: Db, registry: CapabilityRegistry) => {
+/** The JSON text of each platform type's schema (declared in code, so kept as long as the object). */
+const platformSchemas = new WeakMap<object, string>();
+const textOf = (schema: object) => {
+  const known = platformSchemas.get(schema);
+  if (known) return known;
+  const text = JSON.stringify(schema);
+  platformSchemas.set(schema, text);
+  return text;
+};
+
+export const eventCatalogue = (db: Db, registry: CapabilityRegistry, schemas: TenantSchemas) => {
   const store = eventTypeStore(db);
   const platformType = (name: string) => registry.eventTypes().find((t) => t.name === name);
 
@@ -44,16 +60,21 @@ export const eventCatalogue = (db: Db, registry: CapabilityRegistry) => {
       }
       const schema = input.schema ?? null;
       const example = input.example ?? null;
+      if (example && Buffer.byteLength(JSON.stringify(example)) > SCHEMA_MAX_BYTES) {
+        const detail = 'an example weighs at most 64 KiB as JSON';
+        throw new PlatformError('VALIDATION_FAILED', detail, { errors: [{ pointer: '/example', detail }] });
+      }
       if (schema) {
-        validatorOf(schema);
-        if (example) requireValid(schema, example, '/example', 'the example');
+        const text = await schemas.declare(schema);
+        if (example) await schemas.check(text, JSON.stringify(example), '/example', 'the example', true);
       }
       const row = await store.put(projectId, { name, description: input.description, schema, example });
-      if (!row) {
-        throw new PlatformError(
-          'EVENT_TYPE_LIMIT_REACHED',
-          `a project can declare at most ${EVENT_TYPES_PER_PROJECT} event types`,
-        );
+      if (row === 'types' || row === 'bytes') {
+        const detail =
+          row === 'types'
+            ? `a project can declare at most ${EVENT_TYPES_PER_PROJECT} event types`
+            : `a project's schemas weigh at most ${SCHEMA_BYTES_PER_PROJECT / 1024 / 1024} MiB together`;
+        throw new PlatformError('EVENT_TYPE_LIMIT_REACHED', detail);
       }
       const subscribers = await store.subscribers(projectId, [name]);
       return toRecord(row, 'project', subscribers.get(name) ?? 0);
@@ -84,22 +105,22 @@ export const eventCatalogue = (db: Db, registry: CapabilityRegistry) => {
     },
 
     /**
-     * Checks an event's data against its type's schema, the platform's or the project's as this process
-     * last read it (`declared`: at most 5 s old, or read now when `fresh`); the version of the project's
-     * type it read, which a statement can hold the type to (null: the project does not declare it).
+     * Checks an event's data (its JSON text) against its type's schema, the platform's or the project's as
+     * this process last read it (`declared`: at most 5 s old, or read now when `fresh`); the version of the
+     * project's type it read, which a statement can hold the type to (null: the project does not declare it).
      */
     async check(
       projectId: string,
       type: string,
-      data: object,
+      data: string,
       declared: DeclaredTypes,
       fresh: boolean,
     ): Promise<number | null> {
       const platform = platformType(type);
       const own = platform ? undefined : (await declared.of(projectId, fresh)).get(type);
-      const schema = platform?.schema ?? own?.schema;
+      const schema = platform?.schema ? textOf(platform.schema) : own?.schema;
       try {
-        if (schema) requireValid(schema, data, '/data', 'the data');
+        if (schema) await schemas.check(schema, data, '/data', 'the data');
       } catch (error) {
         // A refusal is an answer, recorded: never on a reading that may be old.
         if (!own || fresh) throw error;
@@ -107,14 +128,14 @@ export const eventCatalogue = (db: Db, registry: CapabilityRegistry) => {
       }
       return own?.version ?? null;
     },
-
-    /** The exact types among these entries that the platform does not declare (patterns are not checked). */
-    outsideRegistry(entries: string[]) {
-      const platform = new Set(registry.eventTypes().map((t) => t.name));
-      return entries.filter((e) => e !== '*' && !e.endsWith('.*') && !platform.has(e));
-    },
   };
 };
+
+/** The exact types among these entries that the platform does not declare (patterns are not checked). */
+export function outsideRegistry(registry: CapabilityRegistry, entries: string[]) {
+  const platform = new Set(registry.eventTypes().map((t) => t.name));
+  return entries.filter((e) => e !== '*' && !e.endsWith('.*') && !platform.has(e));
+}
 
 function toRecord(row: EventTypeRow, source: EventType['source'], subscribers: number): EventType {
   return {

@@ -1,51 +1,64 @@
-// JSON Schema (2020-12) of event data: a schema is compiled once and kept (by its text) for every publish
-// that needs it. Patterns run on RE2 (linear time), so no schema a project declares can make a publish
-// backtrack for seconds.
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+// A tenant's JSON checked against a tenant's schema, as PlatformErrors: the schema's bounds on the loop
+// (bounds.ts), everything else on a validation thread within its budgets (validation-thread.ts). Two
+// threads: publishes are checked on the shared one; declarations compile on a quarantine thread, and so
+// does every check of a schema that proved costly (slow to compile, or a check over its budget), so that
+// one tenant's costly schema delays its own events, not every project's.
 import { LRUCache } from 'lru-cache';
-import { RE2JS } from 're2js';
 import { type FieldError, PlatformError } from '../errors.ts';
+import { checkSchemaBounds } from './bounds.ts';
+import {
+  COMPILE_BUDGET_MS,
+  type Outcome,
+  VALIDATE_BUDGET_MS,
+  ValidationThread,
+} from './validation-thread.ts';
 
-/** At most this many problems are reported for one document. */
-const MAX_ERRORS = 20;
+const refused = (detail: string, errors: FieldError[]) =>
+  new PlatformError('VALIDATION_FAILED', detail, { errors });
 
-const ajv = new Ajv2020({
-  allErrors: true,
-  // Any valid 2020-12 schema is accepted, unknown keywords included (the specification allows them).
-  strict: false,
-  // A project's schema is its own: never registered by its $id where another's could meet it.
-  addUsedSchema: false,
-  // (`code` names the engine for standalone code, which is not generated here.)
-  code: { regExp: Object.assign((pattern: string) => RE2JS.compile(pattern), { code: 're2js' }) },
-});
-addFormats.default(ajv);
+export class TenantSchemas {
+  /** the texts of schemas that proved costly on the shared thread; checked in quarantine since */
+  readonly #costly = new LRUCache<string, true>({ max: 10_000 });
+  readonly #shared = new ValidationThread({ onCostly: (schema) => this.#costly.set(schema, true) });
+  readonly #quarantine = new ValidationThread();
 
-const compiled = new LRUCache<string, ValidateFunction>({ max: 1000 });
-
-/** The validator of a schema; a schema that is not valid 2020-12 (or refers outside itself) throws a 400. */
-export function validatorOf(schema: object, pointer = '/schema'): ValidateFunction {
-  const text = JSON.stringify(schema);
-  const known = compiled.get(text);
-  if (known) return known;
-  let validate: ValidateFunction;
-  try {
-    validate = ajv.compile(schema);
-  } catch (error) {
-    const detail = `not a valid JSON Schema (2020-12): ${(error as Error).message}`;
-    throw new PlatformError('VALIDATION_FAILED', detail, { errors: [{ pointer, detail }] });
+  /** A declared schema within its bounds and compiled: its text; else a 400 pointing at `pointer`. */
+  async declare(schema: object, pointer = '/schema'): Promise<string> {
+    checkSchemaBounds(schema, pointer);
+    const text = JSON.stringify(schema);
+    const outcome = await this.#quarantine.compile(text);
+    if ('overBudget' in outcome) {
+      const detail = `compiling the schema took over ${COMPILE_BUDGET_MS / 1000} s, the limit: simplify it or split it`;
+      throw refused(detail, [{ pointer, detail }]);
+    }
+    const [problem] = outcome.problems ?? [];
+    if (problem) throw refused(problem.detail, [{ pointer, detail: problem.detail }]);
+    return text;
   }
-  compiled.set(text, validate);
-  return validate;
+
+  /**
+   * Checks a document (JSON text) against a schema (JSON text), `what` being the document for the error
+   * (`the data`); else a 400 with a pointer under `at` for each problem. `declaring`: an example, checked
+   * where its schema compiled.
+   */
+  async check(schema: string, document: string, at: string, what: string, declaring = false) {
+    const thread = declaring || this.#costly.has(schema) ? this.#quarantine : this.#shared;
+    requireValid(await thread.validate(schema, document, at), at, what);
+  }
+
+  async close() {
+    await Promise.all([this.#shared.close(), this.#quarantine.close()]);
+  }
 }
 
-/** Checks a document against a schema; a failure is a 400 with a pointer (under `at`) per problem. */
-export function requireValid(schema: object, document: unknown, at: string, what: string): void {
-  const validate = validatorOf(schema);
-  if (validate(document)) return;
-  const errors: FieldError[] = (validate.errors ?? []).slice(0, MAX_ERRORS).map((e) => ({
-    pointer: `${at}${e.instancePath}`,
-    detail: e.message ?? 'is not valid',
-  }));
-  throw new PlatformError('VALIDATION_FAILED', `${what} does not match its event type's schema`, { errors });
+function requireValid(outcome: Outcome, at: string, what: string) {
+  if ('overBudget' in outcome) {
+    const budget =
+      outcome.overBudget === 'compile' ? `${COMPILE_BUDGET_MS / 1000} s` : `${VALIDATE_BUDGET_MS} ms`;
+    const detail = `checking ${what} against its event type's schema took over ${budget}, the limit`;
+    throw refused(detail, [{ pointer: at, detail }]);
+  }
+  if (outcome.problems) {
+    throw refused(`${what} does not match its event type's schema`, outcome.problems);
+  }
 }

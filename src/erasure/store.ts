@@ -11,7 +11,7 @@ export const erasureStore = (db: Db) => ({
       `with tagged as (
          select event_id, event_created_at from event_subjects where project_id = $1 and subject_hmac = $2
        ), events_redacted as (
-         update events e set data = '{"redacted": true}', redacted_at = $3
+         update events e set data = '{"redacted": true}', data_jsonb = null, redacted_at = $3
            from tagged t
           where e.project_id = $1 and e.id = t.event_id and e.created_at = t.event_created_at
             and e.redacted_at is null

@@ -8,6 +8,7 @@ import { settleLanes } from '../delivery/lanes.ts';
 import { normalizeSubject, type SubjectHasher } from '../erasure/subject.ts';
 import { notFound, PlatformError } from '../errors.ts';
 import { newId } from '../history/ids.ts';
+import { repeatedName } from '../json-text.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { UsageLimits } from '../usage/limits.ts';
 import type { Meter } from '../usage/meter.ts';
@@ -20,7 +21,8 @@ export const MAX_EVENT_DATA_BYTES = 256 * 1024;
 export interface NewEvent {
   projectId: string;
   type: string;
-  data: object;
+  /** the data as JSON text, stored and delivered as it is */
+  data: string;
   /** The people the event concerns (normalized), so that their erasure can redact it. */
   subjects?: Subject[];
   /** endpoints ordered by key deliver the events of one key in publish order */
@@ -30,7 +32,8 @@ export interface NewEvent {
 /** An event as a product publishes it over the API. */
 export interface Publication {
   type: string;
-  data: object;
+  /** the data as the publisher wrote it (compact JSON text: json-text.ts), never re-serialised */
+  data: string;
   subjects?: { type: string; value: string }[];
   orderingKey?: string;
 }
@@ -44,7 +47,7 @@ export interface EventDeps {
    * checks an event's data against its type's schema as last read, or as it is now when `fresh`; the
    * version of the project's type it read, null when undeclared (catalogue/service.ts)
    */
-  checkData: (projectId: string, type: string, data: object, fresh: boolean) => Promise<number | null>;
+  checkData: (projectId: string, type: string, data: string, fresh: boolean) => Promise<number | null>;
   /** the time events take (their ids carry it) */
   clock: Clock;
   /** the installation's retention of history, in days (a project may keep fewer) */
@@ -107,8 +110,16 @@ export const eventService = (tx: Db, deps: EventDeps) => {
           },
         );
       }
-      if (Buffer.byteLength(JSON.stringify(publication.data)) > MAX_EVENT_DATA_BYTES) {
+      if (Buffer.byteLength(publication.data) > MAX_EVENT_DATA_BYTES) {
         throw new PlatformError('PAYLOAD_TOO_LARGE', 'the event data is over 256 KiB');
+      }
+      const repeated = repeatedName(publication.data);
+      if (repeated !== null) {
+        // Delivered as written, the data must mean one thing to every receiver's parser.
+        const detail = 'a member name appears twice in one object';
+        throw new PlatformError('VALIDATION_FAILED', detail, {
+          errors: [{ pointer: `/data${repeated}`, detail }],
+        });
       }
       const subjects = (publication.subjects ?? []).map((subject) => normalizeSubject(subject));
       const { type, data, orderingKey } = publication;

@@ -48,7 +48,8 @@ export interface NewEventRow {
   projectId: string;
   id: string;
   type: string;
-  data: unknown;
+  /** JSON text */
+  data: string;
   subjectHmacs: Buffer[];
   orderingKey?: string;
 }
@@ -96,7 +97,7 @@ const outboxValues = (event: NewEventRow) => [
   event.projectId,
   event.id,
   event.type,
-  JSON.stringify(event.data),
+  event.data,
   event.subjectHmacs,
   event.orderingKey ?? null,
 ];
@@ -196,7 +197,7 @@ export const eventStore = (db: Db) => ({
     if (events.length === 0) return [] as Lane[];
     const { rows } = await db.query<{ lanes: [string, string, string][] }>(
       `with new as (
-         select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[]) as n(project_id, id, type, data)
+         select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::json[]) as n(project_id, id, type, data)
        ), event as (
          insert into events (project_id, id, type, data, created_at)
          select project_id, id, type, data, uuid_time(id) from new
@@ -231,10 +232,15 @@ export const eventStore = (db: Db) => ({
     const { rows } = await db.query<{
       id: string;
       type: string;
-      data: unknown;
+      /** JSON text, as published */
+      data: string;
       created_at: Date;
       redacted_at: Date | null;
-    }>(`select e.id, e.type, e.data, e.created_at, e.redacted_at from events e where ${condition}`, values);
+    }>(
+      `select e.id, e.type, coalesce(e.data::text, e.data_jsonb::text) as data, e.created_at, e.redacted_at
+         from events e where ${condition}`,
+      values,
+    );
     return rows[0];
   },
 });

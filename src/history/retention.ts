@@ -109,7 +109,7 @@ export const historyRetention = (db: Database) => ({
           where e.created_at < s.horizon and e.redacted_at is null
           limit $2
        ), events_redacted as (
-         update events e set data = '{"redacted": true}', redacted_at = now()
+         update events e set data = '{"redacted": true}', data_jsonb = null, redacted_at = now()
            from batch b where e.project_id = b.project_id and e.id = b.id and e.created_at = b.created_at
        ), attempts_redacted as (
          update delivery_attempts a set response_body = null

@@ -71,7 +71,7 @@ export async function buildApp(context: Context): Promise<App> {
     // Errors of Node's HTTP parser (before any request exists) in the same problem shape as the rest.
     clientErrorHandler: clientErrorHandler(context.log),
     // Errors Fastify raises before routing get the same problem body as all others: a malformed URL, and
-    // a path segment longer than any id (100 characters), which names nothing, as any non-UUID id.
+    // a path segment longer than any name (256 characters), which names nothing, as any non-UUID id.
     frameworkErrors: (error, request, reply) => {
       const failure =
         error.code === 'FST_ERR_BAD_URL'
@@ -91,6 +91,9 @@ export async function buildApp(context: Context): Promise<App> {
       sendProblem(answer, failure, request.id);
     },
     return503OnClosing: false,
+    // A path segment of up to 256 characters reaches its route, which holds it to its own form (event
+    // types have up to 128); a longer one names nothing (404, below).
+    routerOptions: { maxParamLength: 256 },
   });
 
   app.addSchema(ProblemSchema);

@@ -78,6 +78,12 @@ const httpsUrl = (value: string, max: number) => {
   }
 };
 
+/**
+ * A host as a CSP source may name it (`[*.]label.label`, letters, digits and hyphens): anything else would
+ * end the portal's policy early (`;` starts a directive, `,` another policy, `'` a keyword).
+ */
+const CSP_HOST = /^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*$/;
+
 /** https origins (scheme, host and port only), distinct: where the project's portal may be framed. */
 function checkFrameAncestors(origins: string[]): string[] {
   if (origins.length > MAX_FRAME_ANCESTORS)
@@ -87,7 +93,11 @@ function checkFrameAncestors(origins: string[]): string[] {
     try {
       parsed = new URL(origin);
     } catch {}
-    if (parsed?.protocol !== 'https:' || parsed.origin !== origin.replace(/\/$/, ''))
+    if (
+      parsed?.protocol !== 'https:' ||
+      parsed.origin !== origin.replace(/\/$/, '') ||
+      !CSP_HOST.test(parsed.hostname)
+    )
       throw invalid(
         `/portalFrameAncestors/${i}`,
         `"${origin}" is not an https origin such as https://app.example.com`,

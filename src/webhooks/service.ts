@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Audit } from '../audit/store.ts';
 import type { CapabilityRegistry } from '../capabilities.ts';
 import type { DeclaredTypes } from '../catalogue/declared.ts';
-import { eventCatalogue } from '../catalogue/service.ts';
+import { outsideRegistry } from '../catalogue/service.ts';
 import type { Keyring } from '../crypto.ts';
 import type { Db, TransactionHooks } from '../db/database.ts';
 import { holdForPause, lockLanes, relane } from '../delivery/lanes.ts';
@@ -86,8 +86,7 @@ export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
         target: { type: 'endpoint', id },
         fields: ['url', 'eventTypes'],
       });
-      const catalogue = eventCatalogue(db, deps.registry);
-      const outside = catalogue.outsideRegistry(input.eventTypes);
+      const outside = outsideRegistry(deps.registry, input.eventTypes);
       const declared = await deps.declaredTypes.of(projectId);
       const foreseen = {
         ...toRecord(newEndpointRow(endpoint)),
@@ -145,7 +144,17 @@ export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
         await relane(db, projectId, id);
       }
       if (change.rateLimitPerSecond !== undefined) await forgetSlots(db, projectId, id);
-      const fields = Object.keys(change);
+      // Audited only where a value changed: a patch that changes nothing leaves no entry.
+      const was: Record<keyof EndpointChange, unknown> = {
+        url: before.was_url,
+        eventTypes: before.was_event_types,
+        rateLimitPerSecond: before.was_rate,
+        ordering: before.was_ordering,
+        active: before.was_active,
+      };
+      const fields = (Object.keys(change) as (keyof EndpointChange)[]).filter(
+        (field) => JSON.stringify(change[field]) !== JSON.stringify(was[field]),
+      );
       if (fields.length > 0) {
         audit({ action: 'endpoint.updated', projectId, target: { type: 'endpoint', id }, fields });
       }

@@ -136,7 +136,15 @@ export const endpointStore = (db: Db) => ({
    * project has no such endpoint). A new rate starts afresh; re-enabling forgets the run of dead deliveries.
    */
   async update(projectId: string, id: string, change: EndpointChange) {
-    const { rows } = await db.query<EndpointRow & { was_active: boolean; was_ordering: string }>(
+    const { rows } = await db.query<
+      EndpointRow & {
+        was_url: string;
+        was_event_types: string[];
+        was_rate: number | null;
+        was_active: boolean;
+        was_ordering: string;
+      }
+    >(
       `update webhook_endpoints
           set url = coalesce($3, url),
               event_types = coalesce($4, event_types),
@@ -145,10 +153,11 @@ export const endpointStore = (db: Db) => ({
               ordering = coalesce($7, ordering),
               active = coalesce($8, active),
               dead_streak = case when $8 and not active then 0 else dead_streak end
-         from (select active as was_active, ordering as was_ordering from webhook_endpoints
-                where project_id = $1 and id = $2 for update) as before
+         from (select url as was_url, event_types as was_event_types, rate_limit_per_second as was_rate,
+                      active as was_active, ordering as was_ordering
+                 from webhook_endpoints where project_id = $1 and id = $2 for update) as before
         where project_id = $1 and id = $2
-       returning ${RECORD}, before.was_active, before.was_ordering`,
+       returning ${RECORD}, before.*`,
       [
         projectId,
         id,

@@ -35,7 +35,7 @@ export const eventTypeRoutes =
         },
       },
       async (request) => ({
-        data: await eventCatalogue(context.db, context.registry).list(projectIdOf(request)),
+        data: await eventCatalogue(context.db, context.registry, context.schemas).list(projectIdOf(request)),
       }),
     );
 
@@ -43,6 +43,9 @@ export const eventTypeRoutes =
       '/core/v1/event-types/:name',
       {
         config: write,
+        // A schema and an example of at most 64 KiB each, and a description: a larger body is refused
+        // before it is read, rather than parsed and fingerprinted on the event loop first.
+        bodyLimit: 192 * 1024,
         schema: {
           ...byName,
           params: NewEventTypeParamsSchema,
@@ -56,7 +59,7 @@ export const eventTypeRoutes =
         },
       },
       async (request) =>
-        eventCatalogue(transactionOf(request), context.registry).put(
+        eventCatalogue(transactionOf(request), context.registry, context.schemas).put(
           projectIdOf(request),
           request.params.name,
           request.body,
@@ -75,7 +78,7 @@ export const eventTypeRoutes =
         },
       },
       async (request, reply) => {
-        await eventCatalogue(transactionOf(request), context.registry).delete(
+        await eventCatalogue(transactionOf(request), context.registry, context.schemas).delete(
           projectIdOf(request),
           request.params.name,
         );

@@ -42,7 +42,7 @@ export function useSession(session: Session, expired: () => void) {
 export async function call<T>(
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
   path: string,
-  options: { body?: unknown; idempotencyKey?: string } = {},
+  options: { body?: unknown; idempotencyKey?: string; asText?: boolean } = {},
 ): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (method !== 'GET') {
@@ -58,8 +58,12 @@ export async function call<T>(
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
   });
   if (response.status === 204) return undefined as T;
-  const body = await response.json().catch(() => ({}));
-  if (response.ok) return body as T;
+  const text = await response.text();
+  let body: unknown = {};
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  if (response.ok) return (options.asText ? { body, text } : body) as T;
   if (response.status === 401) onExpired();
   throw new ApiError(response.status, body as Partial<Problem>);
 }

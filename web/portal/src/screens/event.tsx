@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
+import { indentJson, memberText } from '../json-text.ts';
 import { follow } from '../router.ts';
 import { DeliveriesHead, Failure } from './common.tsx';
 
@@ -10,10 +11,19 @@ type Event = Schemas['Event'];
 export function EventScreen({ id }: { id: string }) {
   const { t, date } = useLocale();
   const [event, setEvent] = useState<Event>();
+  /** the data as published: cut from the answer's text, laid out, never parsed into values */
+  const [data, setData] = useState('');
   const [failure, setFailure] = useState<unknown>();
   const [notice, setNotice] = useState<string>();
   const [pending, setPending] = useState(false);
-  const load = () => call<Event>('GET', `/core/v1/events/${id}`).then(setEvent, setFailure);
+  const load = () =>
+    call<{ body: Event; text: string }>('GET', `/core/v1/events/${id}`, { asText: true }).then(
+      ({ body, text }) => {
+        setEvent(body);
+        setData(indentJson(memberText(text, 'data') ?? ''));
+      },
+      setFailure,
+    );
   useEffect(() => void load(), [id]);
   const replay = async () => {
     setPending(true);
@@ -39,11 +49,7 @@ export function EventScreen({ id }: { id: string }) {
         {date(event.createdAt)} · <code>{event.id}</code>
       </p>
       <h2>{t('event.payload')}</h2>
-      {event.redacted ? (
-        <p>{t('event.redacted')}</p>
-      ) : (
-        <pre class="payload">{JSON.stringify(event.data, null, 2)}</pre>
-      )}
+      {event.redacted ? <p>{t('event.redacted')}</p> : <pre class="payload">{data}</pre>}
       <div class="actions">
         <button type="button" disabled={pending} onClick={replay}>
           {t('event.replay')}
