@@ -11,6 +11,16 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'no-folder-cycle',
+      severity: 'error',
+      comment:
+        'No cycle between the folders of src/ either: two folders that import each other are one room ' +
+        'with a wall in it (the file rule above cannot see a cycle that runs through different files).',
+      scope: 'folder',
+      from: { path: '^src/' },
+      to: { path: '^src/', circular: true },
+    },
+    {
       name: 'domain-above-http',
       severity: 'error',
       comment:

@@ -13,10 +13,10 @@ import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
-import { forgetJobs } from './delivery/jobs.ts';
-import { historyRetention } from './history/retention.ts';
-import { analyzeGrown } from './history/statistics.ts';
 import { idempotencyStore } from './idempotency/store.ts';
+import { historyRetention } from './partitions/retention.ts';
+import { analyzeGrown } from './partitions/statistics.ts';
+import { forgetJobs } from './recovery/jobs.ts';
 import { utcDay } from './usage/meter.ts';
 import { usageStore } from './usage/store.ts';
 

@@ -2,12 +2,12 @@
 // one context, and runs the parts a process asks for: the HTTP API, the delivery worker (with the
 // background jobs and housekeeping that go with it), or both. main.ts, the tests and the benchmarks all start it this way.
 import { type Context, type ContextOptions, createContext } from './context.ts';
-import { startJobs } from './delivery/jobs.ts';
 import { DeliveryWorker } from './delivery/worker.ts';
 import { type App, buildApp } from './http/app.ts';
 import { startMaintenance } from './maintenance.ts';
 import { registerScraped } from './metrics/scraped.ts';
 import { type MetricsListener, serveMetrics } from './metrics/server.ts';
+import { startJobs } from './recovery/jobs.ts';
 
 export interface ServiceOptions extends ContextOptions {
   /** run the HTTP API */

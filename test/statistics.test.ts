@@ -8,7 +8,7 @@ import { after, test } from 'node:test';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { DUE_QUERY } from '../src/delivery/claim.ts';
-import { analyzeGrown } from '../src/history/statistics.ts';
+import { analyzeGrown } from '../src/partitions/statistics.ts';
 import { freshDatabase } from './helpers/database.ts';
 import { eventually } from './helpers/receiver.ts';
 

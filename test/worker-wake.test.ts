@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { after, describe, test } from 'node:test';
-import { DELIVERIES_CHANNEL } from '../src/delivery/channel.ts';
 import { DeliveryWorker } from '../src/delivery/worker.ts';
+import { DELIVERIES_CHANNEL } from '../src/outbox/channel.ts';
 import { startService } from './helpers/app.ts';
 import { eventually, startReceiver } from './helpers/receiver.ts';
 

@@ -1,5 +1,13 @@
 import { Type } from 'typebox';
-import { EventTypeSchema } from '../events/schema.ts';
+
+/** A dotted lowercase event type, such as pay.payment.succeeded (docs/api.md, Events). */
+export const EVENT_TYPE = '[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+';
+
+/** A dotted lowercase event type, such as pay.payment.succeeded. */
+export const EventTypeSchema = Type.String({
+  maxLength: 128,
+  pattern: `^${EVENT_TYPE}$`,
+});
 
 const Json = Type.Object({}, { additionalProperties: true });
 const OrNull = <T extends typeof Json>(schema: T) => Type.Union([schema, Type.Null()]);

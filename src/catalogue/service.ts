@@ -5,9 +5,9 @@
 import type { CapabilityRegistry } from '../capabilities.ts';
 import type { Db } from '../db/database.ts';
 import { notFound, PlatformError } from '../errors.ts';
-import { EVENT_TYPE } from '../events/schema.ts';
 import { SCHEMA_MAX_BYTES } from './bounds.ts';
 import type { DeclaredTypes } from './declared.ts';
+import { EVENT_TYPE } from './schema.ts';
 import {
   EVENT_TYPES_PER_PROJECT,
   type EventTypeRow,

@@ -12,7 +12,7 @@
 //   5. the rest are leased (an expired lease is due again: a crashed worker loses nothing) and returned with
 //      everything the send needs (event, address, sealed secrets), grouped in runs.
 import type { Database, Db } from '../db/database.ts';
-import { LANE_LOCK } from './lanes.ts';
+import { LANE_LOCK } from '../outbox/lanes.ts';
 import { LOOKAHEAD_S, type Paced, pace } from './pacing.ts';
 
 /**

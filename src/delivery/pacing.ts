@@ -5,7 +5,6 @@
 // reserved for it), which is not an attempt and not a failure. A pushed delivery claimed at its slot sends
 // without taking another. One found more than LATE past its slot (the workers were down) takes a new one,
 // so the deliveries that waited out an outage do not all go at once.
-import type { Db } from '../db/database.ts';
 
 /** How far ahead a claimed delivery may be paced by the worker that holds it (it waits, then sends). */
 export const LOOKAHEAD_S = 0.25;
@@ -47,13 +46,4 @@ export function pace(
     return mine <= now + LOOKAHEAD_S ? { sendAt: mine } : { pushTo: mine };
   });
   return { paced, nextFree: slot };
-}
-
-/** Frees the slots an endpoint's deliveries hold (its rate changed): they take new ones when next claimed. */
-export async function forgetSlots(db: Db, projectId: string, endpointId: string) {
-  await db.query(
-    `update deliveries set next_attempt_at = now(), throttled = false
-      where project_id = $1 and endpoint_id = $2 and state = 'pending' and throttled`,
-    [projectId, endpointId],
-  );
 }

@@ -1,7 +1,7 @@
 import type { Database, Db } from '../db/database.ts';
-import { emitOperational, type OperationalEvent } from '../events/operational.ts';
-import { cancelPending } from '../webhooks/store.ts';
-import { lockLanes, promote } from './lanes.ts';
+import { lockLanes, promote } from '../outbox/lanes.ts';
+import { emitOperational, type OperationalEvent } from '../outbox/operational.ts';
+import { cancelPending } from '../outbox/queue.ts';
 
 export interface Completion {
   projectId: string;

@@ -1,15 +1,7 @@
 import { Type } from 'typebox';
 import { SUBJECT_TYPES } from '../capabilities.ts';
+import { EventTypeSchema } from '../catalogue/schema.ts';
 import { pageFields } from '../pagination.ts';
-
-/** A dotted lowercase event type, such as pay.payment.succeeded (CONTRACT.md). */
-export const EVENT_TYPE = '[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+';
-
-/** A dotted lowercase event type, such as pay.payment.succeeded. */
-export const EventTypeSchema = Type.String({
-  maxLength: 128,
-  pattern: `^${EVENT_TYPE}$`,
-});
 
 export const PublishEventBodySchema = Type.Object(
   {

@@ -4,16 +4,17 @@
 import type { Subject } from '../capabilities.ts';
 import type { Clock } from '../clock.ts';
 import type { Db, TransactionHooks } from '../db/database.ts';
-import { settleLanes } from '../delivery/lanes.ts';
 import { normalizeSubject, type SubjectHasher } from '../erasure/subject.ts';
 import { notFound, PlatformError } from '../errors.ts';
-import { newId } from '../history/ids.ts';
 import { repeatedName } from '../json-text.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import { settleLanes } from '../outbox/lanes.ts';
+import type { Queued } from '../outbox/queue.ts';
+import { newId } from '../partitions/ids.ts';
 import type { UsageLimits } from '../usage/limits.ts';
 import type { Meter } from '../usage/meter.ts';
 import type { DeliveryForecast } from './forecast.ts';
-import { eventStore, type Queued } from './store.ts';
+import { eventStore } from './store.ts';
 
 /** The most a published event's `data` may weigh, as JSON. */
 export const MAX_EVENT_DATA_BYTES = 256 * 1024;

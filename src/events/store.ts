@@ -1,34 +1,9 @@
 import { VERSION } from '../catalogue/store.ts';
 import type { Db, SoleWrite } from '../db/database.ts';
-import { DELIVERIES_CHANNEL } from '../delivery/channel.ts';
-import { HELD_IN_LANE, type Lane, laneOf } from '../delivery/lanes.ts';
-import { timeOf } from '../history/ids.ts';
-import { projectHorizon } from '../history/retention.ts';
-
-/** The event type of the test operation, sent to one endpoint only. */
-export const TEST_EVENT_TYPE = 'core.webhook.test';
-
-/** Endpoints of the project subscribed to a type: active, and taking it (migration 0012's subscribes). */
-const SUBSCRIBED = `w.project_id = $1 and w.active and subscribes(w.event_types, $3::text)`;
-
-/**
- * A new delivery's columns after its endpoint `w` and the lane `l.lane`: in an ordered lane it waits
- * behind the lane's head until promote (delivery/lanes.ts) says otherwise.
- */
-const QUEUED_COLUMNS = `project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at, created_at, lane, held`;
-
-/**
- * What an insert of deliveries answers: how many, and the ordered lanes they joined ([endpoint, lane]).
- * The workers are woken after the commit (delivery/wake.ts), not by a NOTIFY in the statement.
- */
-const QUEUED_RESULT = `count(*)::int as deliveries,
-       coalesce(jsonb_agg(distinct jsonb_build_array(endpoint_id, lane)) filter (where lane is not null), '[]') as lanes`;
-
-export interface Queued {
-  deliveries: number;
-  /** the ordered lanes that gained a delivery, as [endpointId, lane] */
-  lanes: [string, string][];
-}
+import { TEST_EVENT_TYPE } from '../outbox/operational.ts';
+import { enqueue, QUEUED_RESULT, type Queued, subscribed } from '../outbox/queue.ts';
+import { timeOf } from '../partitions/ids.ts';
+import { projectHorizon } from '../partitions/retention.ts';
 
 /**
  * The condition that finds an event by id in its day's partition only (an id of version 7 carries its
@@ -63,11 +38,15 @@ const OUTBOX = `event as (
     insert into event_subjects (project_id, subject_hmac, event_id, event_created_at)
     select $1, subject_hmac, event.id, event.created_at from event, unnest($5::bytea[]) as subject_hmac
   ), queued as (
-    insert into deliveries (${QUEUED_COLUMNS})
-    select $1, uuid_v7_at(event.created_at), event.id, event.created_at, w.id, 'dispatch', now(), now(), l.lane, ${HELD_IN_LANE}
-      from event, webhook_endpoints w cross join lateral (select ${laneOf('$6::text')} as lane) l
-     where ${SUBSCRIBED}
-    returning endpoint_id, lane
+    ${enqueue({
+      project: '$1',
+      event: 'event.id',
+      createdAt: 'event.created_at',
+      kind: 'dispatch',
+      orderingKey: '$6::text',
+      from: 'event, webhook_endpoints w',
+      where: subscribed('$1', '$3'),
+    })}
   )`;
 
 /** A test event ($3, of type $5 with data $4) and its one delivery to endpoint $2 of project $1, if it has it. */
@@ -78,11 +57,15 @@ const TEST_OUTBOX = `endpoint as (
     select $1, $3, $5, $4, uuid_time($3) from endpoint
     returning id, created_at
   ), queued as (
-    insert into deliveries (${QUEUED_COLUMNS})
-    select $1, uuid_v7_at(event.created_at), event.id, event.created_at, w.id, 'test', now(), now(), l.lane, ${HELD_IN_LANE}
-      from event, webhook_endpoints w cross join lateral (select ${laneOf('null::text')} as lane) l
-     where w.project_id = $1 and w.id = $2
-    returning endpoint_id, lane
+    ${enqueue({
+      project: '$1',
+      event: 'event.id',
+      createdAt: 'event.created_at',
+      kind: 'test',
+      orderingKey: 'null::text',
+      from: 'event, webhook_endpoints w',
+      where: 'w.project_id = $1 and w.id = $2',
+    })}
   )`;
 
 const testValues = (projectId: string, endpointId: string, eventId: string, data: unknown) => [
@@ -160,11 +143,15 @@ export const eventStore = (db: Db) => ({
   ): Promise<Queued> {
     const { rows } = await db.query<Queued>(
       `with queued as (
-         insert into deliveries (${QUEUED_COLUMNS})
-         select $1, uuid_v7_at($4), $2, $4, w.id, 'replay', now(), now(), l.lane, ${HELD_IN_LANE}
-           from webhook_endpoints w cross join lateral (select ${laneOf('$5::text')} as lane) l
-          where ${SUBSCRIBED}
-         returning endpoint_id, lane
+         ${enqueue({
+           project: '$1',
+           event: '$2',
+           createdAt: '$4',
+           kind: 'replay',
+           orderingKey: '$5::text',
+           from: 'webhook_endpoints w',
+           where: subscribed('$1', '$3'),
+         })}
        )
        select ${QUEUED_RESULT} from queued`,
       [projectId, event.id, event.type, event.createdAt, event.orderingKey],
@@ -188,43 +175,6 @@ export const eventStore = (db: Db) => ({
     check: '(select count(*) = 1 and count(lane) = 0 from queued)',
     values: testValues(projectId, endpointId, eventId, data),
   }),
-
-  /**
-   * Operational events (core.*), many at once, each to the endpoints of its project that take its type:
-   * an endpoint disabled, paused or resumed, a delivery dead. Their lanes are reported per project.
-   */
-  async insertOperational(events: { projectId: string; id: string; type: string; data: unknown }[]) {
-    if (events.length === 0) return [] as Lane[];
-    const { rows } = await db.query<{ lanes: [string, string, string][] }>(
-      `with new as (
-         select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::json[]) as n(project_id, id, type, data)
-       ), event as (
-         insert into events (project_id, id, type, data, created_at)
-         select project_id, id, type, data, uuid_time(id) from new
-         returning project_id, id, type, created_at
-       ), queued as (
-         insert into deliveries (${QUEUED_COLUMNS})
-         select event.project_id, uuid_v7_at(event.created_at), event.id, event.created_at, w.id, 'dispatch', now(),
-                now(), l.lane, ${HELD_IN_LANE}
-           from event
-           join webhook_endpoints w on w.project_id = event.project_id and w.active
-                                   and subscribes(w.event_types, event.type)
-          cross join lateral (select ${laneOf('null::text')} as lane) l
-         returning project_id, endpoint_id, lane
-       )
-       select coalesce(jsonb_agg(distinct jsonb_build_array(project_id, endpoint_id, lane))
-                         filter (where lane is not null), '[]') as lanes,
-              case when count(*) > 0 then pg_notify('${DELIVERIES_CHANNEL}', '') end
-         from queued`,
-      [
-        events.map((e) => e.projectId),
-        events.map((e) => e.id),
-        events.map((e) => e.type),
-        events.map((e) => JSON.stringify(e.data)),
-      ],
-    );
-    return (rows[0]?.lanes ?? []).map(([projectId, endpointId, lane]) => ({ projectId, endpointId, lane }));
-  },
 
   /** The event, unless past its project's retention. */
   async find(projectId: string, eventId: string, retentionDays: number) {

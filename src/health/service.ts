@@ -4,8 +4,8 @@ import type { CapabilityRegistry } from '../capabilities.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { appliedMigrations, MIGRATIONS } from '../db/migrate.ts';
-import { type QueueCounts, type QueueState, queueCounts, queueState } from '../delivery/stats.ts';
-import { historyRetention } from '../history/retention.ts';
+import { type QueueCounts, type QueueState, queueCounts, queueState } from '../delivery-log/stats.ts';
+import { historyRetention } from '../partitions/retention.ts';
 
 const PING_TIMEOUT_MS = 1000;
 

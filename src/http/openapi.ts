@@ -4,8 +4,8 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { RouteOptions } from 'fastify';
 import type { EventTypeDeclaration } from '../capabilities.ts';
-import { CORE_EVENT_TYPES } from '../events/operational.ts';
 import { isOperatorScope } from '../keys/scopes.ts';
+import { CORE_EVENT_TYPES } from '../outbox/operational.ts';
 
 type Access = NonNullable<RouteOptions['config']>['access'];
 

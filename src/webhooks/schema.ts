@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { EVENT_TYPE } from '../events/schema.ts';
+import { EVENT_TYPE } from '../catalogue/schema.ts';
 import { MAX_URL_LENGTH } from './address-policy.ts';
 
 /** A type, `*`, or a prefix pattern such as `pay.*` or `core.*` (CONTRACT.md, Delivery control). */

@@ -7,14 +7,13 @@ import type { DeclaredTypes } from '../catalogue/declared.ts';
 import { outsideRegistry } from '../catalogue/service.ts';
 import type { Keyring } from '../crypto.ts';
 import type { Db, TransactionHooks } from '../db/database.ts';
-import { holdForPause, lockLanes, relane } from '../delivery/lanes.ts';
-import { forgetSlots } from '../delivery/pacing.ts';
 import { notFound, PlatformError } from '../errors.ts';
-import { emitOperational } from '../events/operational.ts';
+import { holdForPause, lockLanes, relane } from '../outbox/lanes.ts';
+import { emitOperational } from '../outbox/operational.ts';
+import { cancelPending, forgetSlots } from '../outbox/queue.ts';
 import { checkWebhookUrl, type UrlCheckOptions } from './address-policy.ts';
 import { newSecret } from './secrets.ts';
 import {
-  cancelPending,
   DELETED,
   ENDPOINTS_PER_PROJECT,
   type EndpointChange,

@@ -1,6 +1,6 @@
 import type { Db, SoleWrite } from '../db/database.ts';
-import { DELIVERIES_CHANNEL } from '../delivery/channel.ts';
-import { lockLanes } from '../delivery/lanes.ts';
+import { DELIVERIES_CHANNEL } from '../outbox/channel.ts';
+import { CANCEL_WITH_DELETION } from '../outbox/queue.ts';
 
 export const ENDPOINTS_PER_PROJECT = 20;
 
@@ -242,7 +242,7 @@ export const endpointStore = (db: Db) => ({
   /**
    * The deletion as a sole write, foreseen to find the endpoint unordered: it cancels the pending
    * deliveries in the same statement, without the lane lock an ordered endpoint's cancel takes first
-   * (cancelPending); a delivery queued meanwhile is cancelled by the worker that claims it.
+   * (outbox/queue.ts cancelPending); a delivery queued meanwhile is cancelled by the worker that claims it.
    */
   deleteSole: (projectId: string, id: string): SoleWrite => ({
     name: 'webhook-endpoint-delete-sole',
@@ -252,8 +252,7 @@ export const endpointStore = (db: Db) => ({
              update projects set webhook_endpoints = webhook_endpoints - 1
               where id = $1 and exists (select from gone)
            ), cancelled as (
-             update deliveries set state = 'cancelled', lease_until = null, held = null, last_error = $3
-              where project_id = $1 and endpoint_id = $2 and state = 'pending' and exists (select from gone)
+             ${CANCEL_WITH_DELETION}
            )`,
     check: `(select ordering = 'none' from gone)`,
     values: [projectId, id, DELETED],
@@ -298,37 +297,3 @@ export const endpointStore = (db: Db) => ({
     return rows[0];
   },
 });
-
-/**
- * Cancels an endpoint's pending deliveries, held by a worker or not, and tells every worker to drop the
- * ones it holds (NOTIFY with the endpoint's id, sent at commit). The lease token stays, so that an attempt
- * in flight is still recorded when it ends (deliveryStore.complete). The one way an endpoint's deliveries are
- * cancelled: by its owner, on deletion, and when it is disabled. Takes the endpoint's lane lock (lanes.ts).
- * How many it cancelled.
- */
-export async function cancelPending(
-  db: Db,
-  projectId: string,
-  endpointId: string,
-  reason: string,
-  except: string | null = null,
-) {
-  await lockLanes(db, [endpointId]);
-  const { rows } = await db.query<{ cancelled: number }>(
-    `with cancelled as (
-       update deliveries set state = 'cancelled', lease_until = null, held = null, last_error = $3
-        where project_id = $1 and endpoint_id = $2 and state = 'pending' and id is distinct from $4
-       returning 1
-     )
-     select count(*)::int as cancelled,
-            case when count(*) > 0 then pg_notify('${DELIVERIES_CHANNEL}', $2::text) end
-       from cancelled`,
-    [projectId, endpointId, reason, except],
-  );
-  return rows[0]?.cancelled ?? 0;
-}
-
-/** Tells every worker to let go of what it holds of the endpoint and has not sent (it was paused). */
-export async function releaseHeld(db: Db, endpointId: string) {
-  await db.query(`select pg_notify('${DELIVERIES_CHANNEL}', $1::text)`, [endpointId]);
-}

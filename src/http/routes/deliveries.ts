@@ -3,9 +3,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
-import { getJob } from '../../delivery/jobs.ts';
-import { recovery } from '../../delivery/recovery.ts';
-import { JobSchema, RecoverBodySchema, RecoverySchema, RetriedSchema } from '../../delivery/schema.ts';
+import { getJob } from '../../recovery/jobs.ts';
+import { recovery } from '../../recovery/recovery.ts';
+import { JobSchema, RecoverBodySchema, RecoverySchema, RetriedSchema } from '../../recovery/schema.ts';
 import { IdParamsSchema } from '../../webhooks/schema.ts';
 import { errorResponses } from '../problems.ts';
 import { IdempotencyHeaders, projectIdOf, ref, transactionOf } from './common.ts';

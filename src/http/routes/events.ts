@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { eventCatalogue } from '../../catalogue/service.ts';
 import type { Context } from '../../context.ts';
-import { deliveryHistory } from '../../delivery/history.ts';
+import { deliveryLog } from '../../delivery-log/log.ts';
 import { notFound } from '../../errors.ts';
 import {
   EndpointDeliveriesQuerySchema,
@@ -94,7 +94,7 @@ export const eventRoutes =
           context.config.retentionDays,
         );
         if (!event) throw notFound('event');
-        const deliveries = await deliveryHistory(context.db).ofEvent(projectId, event.id, event.created_at);
+        const deliveries = await deliveryLog(context.db).ofEvent(projectId, event.id, event.created_at);
         const head = {
           id: event.id,
           type: event.type,
@@ -155,7 +155,7 @@ export const eventRoutes =
         },
       },
       async (request) =>
-        deliveryHistory(context.db).ofEndpoint(
+        deliveryLog(context.db).ofEndpoint(
           projectIdOf(request),
           request.params.id,
           pageOf(request.query),

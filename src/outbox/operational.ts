@@ -1,11 +1,16 @@
 // The platform's own events (core.*): sent to a project's endpoints that ask for them (by name, `core.*`
 // or another prefix; never by `*`), so that the owner of an endpoint learns when it was disabled, paused
-// or resumed, or a delivery died. Each is written in the transaction of what it reports.
+// or resumed, or a delivery died. Each is written, with its deliveries, in the transaction of what it
+// reports: the outbox is their sink, so that endpoints and the worker can report without knowing events.
 import type { EventTypeDeclaration } from '../capabilities.ts';
 import type { Db } from '../db/database.ts';
-import { settle } from '../delivery/lanes.ts';
-import { newId } from '../history/ids.ts';
-import { eventStore, TEST_EVENT_TYPE } from './store.ts';
+import { newId } from '../partitions/ids.ts';
+import { DELIVERIES_CHANNEL } from './channel.ts';
+import { type Lane, settle } from './lanes.ts';
+import { enqueue } from './queue.ts';
+
+/** The event type of the test operation, sent to one endpoint only. */
+export const TEST_EVENT_TYPE = 'core.webhook.test';
 
 export type OperationalType =
   | 'core.endpoint.disabled'
@@ -68,6 +73,40 @@ export const CORE_EVENT_TYPES: EventTypeDeclaration[] = [
 /** Writes operational events and their deliveries in the caller's transaction (their lanes settled). */
 export async function emitOperational(db: Db, events: OperationalEvent[], now = new Date()) {
   if (events.length === 0) return;
-  const lanes = await eventStore(db).insertOperational(events.map((event) => ({ ...event, id: newId(now) })));
+  const ids = events.map(() => newId(now));
+  const { rows } = await db.query<{ lanes: [string, string, string][] }>(
+    `with new as (
+       select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::json[]) as n(project_id, id, type, data)
+     ), event as (
+       insert into events (project_id, id, type, data, created_at)
+       select project_id, id, type, data, uuid_time(id) from new
+       returning project_id, id, type, created_at
+     ), queued as (
+       ${enqueue({
+         project: 'event.project_id',
+         event: 'event.id',
+         createdAt: 'event.created_at',
+         kind: 'dispatch',
+         orderingKey: 'null::text',
+         from: `event join webhook_endpoints w on w.project_id = event.project_id and w.active
+                                               and subscribes(w.event_types, event.type)`,
+         where: 'true',
+         returning: 'project_id, endpoint_id, lane',
+       })}
+     )
+     select coalesce(jsonb_agg(distinct jsonb_build_array(project_id, endpoint_id, lane))
+                       filter (where lane is not null), '[]') as lanes,
+            case when count(*) > 0 then pg_notify('${DELIVERIES_CHANNEL}', '') end
+       from queued`,
+    [
+      events.map((e) => e.projectId),
+      ids,
+      events.map((e) => e.type),
+      events.map((e) => JSON.stringify(e.data)),
+    ],
+  );
+  const lanes = (rows[0]?.lanes ?? []).map(
+    ([projectId, endpointId, lane]): Lane => ({ projectId, endpointId, lane }),
+  );
   await settle(db, lanes);
 }

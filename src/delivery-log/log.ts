@@ -2,8 +2,8 @@
 // attempts, newest first, a page at a time.
 import type { Db } from '../db/database.ts';
 import { notFound } from '../errors.ts';
-import { projectHorizon } from '../history/retention.ts';
 import { type Page, pageFrom } from '../pagination.ts';
+import { projectHorizon } from '../partitions/retention.ts';
 
 export interface DeliveryView {
   id: string;
@@ -53,7 +53,7 @@ const ATTEMPTS = `coalesce((
       from delivery_attempts a
      where a.project_id = d.project_id and a.delivery_id = d.id and a.event_created_at = d.event_created_at), '[]') as attempts`;
 
-export const deliveryHistory = (db: Db) => ({
+export const deliveryLog = (db: Db) => ({
   /** The deliveries of an event (its time picks its day's partition). */
   async ofEvent(projectId: string, eventId: string, eventCreatedAt: Date) {
     const { rows } = await db.query<DeliveryView>(

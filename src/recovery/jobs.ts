@@ -6,8 +6,9 @@ import type { Logger } from 'pino';
 import type { Database, Db } from '../db/database.ts';
 import { notFound } from '../errors.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import { DELIVERIES_CHANNEL } from './channel.ts';
-import { HELD_IN_LANE, laneOf, settleLanes } from './lanes.ts';
+import { DELIVERIES_CHANNEL } from '../outbox/channel.ts';
+import { settleLanes } from '../outbox/lanes.ts';
+import { enqueue } from '../outbox/queue.ts';
 
 const BATCH = 1000;
 const LEASE_SECONDS = 60;
@@ -67,16 +68,18 @@ async function runBatch(db: Database, job: Claimed): Promise<boolean> {
          select event_id, event_created_at from job_events
           where project_id = $1 and job_id = $2 and n > $3 order by n limit $4
        ), queued as (
-         insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at,
-                                 created_at, lane, held)
-         select $1, uuid_v7_at(e.created_at), e.id, e.created_at, w.id, 'replay', now(), now(), l.lane,
-                ${HELD_IN_LANE}
-           from (select e.* from batch b
-                   join events e on e.project_id = $1 and e.id = b.event_id and e.created_at = b.event_created_at
-                  order by e.created_at, e.id) e
-           join webhook_endpoints w on w.project_id = $1 and w.id = $5 and w.active
-          cross join lateral (select ${laneOf('e.ordering_key')} as lane) l
-         returning endpoint_id, lane
+         ${enqueue({
+           project: '$1',
+           event: 'e.id',
+           createdAt: 'e.created_at',
+           kind: 'replay',
+           orderingKey: 'e.ordering_key',
+           from: `(select e.* from batch b
+                     join events e on e.project_id = $1 and e.id = b.event_id and e.created_at = b.event_created_at
+                    order by e.created_at, e.id) e
+                  join webhook_endpoints w on w.project_id = $1 and w.id = $5 and w.active`,
+           where: 'true',
+         })}
        ), progress as (
          update jobs set done = done + (select count(*) from batch),
                 lease_until = now() + make_interval(secs => $6),

@@ -3,10 +3,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import { notFound, PlatformError } from '../errors.ts';
-import { timeOf } from '../history/ids.ts';
-import { projectHorizon } from '../history/retention.ts';
-import { DELIVERIES_CHANNEL } from './channel.ts';
-import { laneOf, lockLanes, settleLanes } from './lanes.ts';
+import { DELIVERIES_CHANNEL } from '../outbox/channel.ts';
+import { laneOf, lockLanes, settleLanes } from '../outbox/lanes.ts';
+import { timeOf } from '../partitions/ids.ts';
+import { projectHorizon } from '../partitions/retention.ts';
 
 /** The most events one recovery job re-sends. */
 export const MAX_RECOVERY = 100_000;

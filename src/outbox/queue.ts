@@ -1,0 +1,92 @@
+// The queue's side of the outbox: the one statement shape that puts deliveries in the queue (for an event
+// published, replayed, tested, recovered, or the platform's own), and the ways deliveries leave it before
+// they are sent (cancelled, let go of, their rate slots forgotten). Events, endpoints and recovery call
+// these; the delivery worker leases what they queue.
+import type { Db } from '../db/database.ts';
+import { DELIVERIES_CHANNEL } from './channel.ts';
+import { HELD_IN_LANE, laneOf, lockLanes } from './lanes.ts';
+
+/**
+ * What an insert of deliveries answers: how many, and the ordered lanes they joined ([endpoint, lane]).
+ * The workers are woken after the commit (wake.ts), not by a NOTIFY in the statement.
+ */
+export interface Queued {
+  deliveries: number;
+  /** the ordered lanes that gained a delivery, as [endpointId, lane] */
+  lanes: [string, string][];
+}
+
+/** Queued, from the `queued` CTE an enqueue statement returns into. */
+export const QUEUED_RESULT = `count(*)::int as deliveries,
+       coalesce(jsonb_agg(distinct jsonb_build_array(endpoint_id, lane)) filter (where lane is not null), '[]') as lanes`;
+
+/** Endpoints `w` of project `project` that take events of type `type`: active, and subscribed (SQL). */
+export const subscribed = (project: string, type: string) =>
+  `w.project_id = ${project} and w.active and subscribes(w.event_types, ${type}::text)`;
+
+/**
+ * An insert of one delivery per endpoint `w` found by `from` and `where` (SQL), of the event whose
+ * project, id and time are the expressions given, in the lane its ordering key makes (in an ordered lane
+ * it waits behind the lane's head until promote, lanes.ts, says otherwise); returning what `returning`
+ * names of each (by default its endpoint and lane, as QUEUED_RESULT reads them).
+ */
+export const enqueue = (o: {
+  project: string;
+  event: string;
+  createdAt: string;
+  kind: 'dispatch' | 'test' | 'replay';
+  orderingKey: string;
+  from: string;
+  where: string;
+  returning?: string;
+}) => `insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at, created_at, lane, held)
+    select ${o.project}, uuid_v7_at(${o.createdAt}), ${o.event}, ${o.createdAt}, w.id, '${o.kind}', now(), now(), l.lane, ${HELD_IN_LANE}
+      from ${o.from} cross join lateral (select ${laneOf(o.orderingKey)} as lane) l
+     where ${o.where}
+    returning ${o.returning ?? 'endpoint_id, lane'}`;
+
+/**
+ * Cancels an endpoint's pending deliveries, held by a worker or not, and tells every worker to drop the
+ * ones it holds (NOTIFY with the endpoint's id, sent at commit). The lease token stays, so that an attempt
+ * in flight is still recorded when it ends. The one way an endpoint's deliveries are cancelled: by its
+ * owner, on deletion, and when it is disabled. Takes the endpoint's lane lock (lanes.ts). How many.
+ */
+export async function cancelPending(
+  db: Db,
+  projectId: string,
+  endpointId: string,
+  reason: string,
+  except: string | null = null,
+) {
+  await lockLanes(db, [endpointId]);
+  const { rows } = await db.query<{ cancelled: number }>(
+    `with cancelled as (
+       update deliveries set state = 'cancelled', lease_until = null, held = null, last_error = $3
+        where project_id = $1 and endpoint_id = $2 and state = 'pending' and id is distinct from $4
+       returning 1
+     )
+     select count(*)::int as cancelled,
+            case when count(*) > 0 then pg_notify('${DELIVERIES_CHANNEL}', $2::text) end
+       from cancelled`,
+    [projectId, endpointId, reason, except],
+  );
+  return rows[0]?.cancelled ?? 0;
+}
+
+/** The cancel of a deletion's sole write (`$1` project, `$2` endpoint, `$3` reason), once `gone` deleted it. */
+export const CANCEL_WITH_DELETION = `update deliveries set state = 'cancelled', lease_until = null, held = null, last_error = $3
+              where project_id = $1 and endpoint_id = $2 and state = 'pending' and exists (select from gone)`;
+
+/** Tells every worker to let go of what it holds of the endpoint and has not sent (it was paused). */
+export async function releaseHeld(db: Db, endpointId: string) {
+  await db.query(`select pg_notify('${DELIVERIES_CHANNEL}', $1::text)`, [endpointId]);
+}
+
+/** Frees the slots an endpoint's deliveries hold (its rate changed): they take new ones when next claimed. */
+export async function forgetSlots(db: Db, projectId: string, endpointId: string) {
+  await db.query(
+    `update deliveries set next_attempt_at = now(), throttled = false
+      where project_id = $1 and endpoint_id = $2 and state = 'pending' and throttled`,
+    [projectId, endpointId],
+  );
+}
