@@ -43,7 +43,7 @@ export interface Context {
   sharedLimits: SharedTokenBuckets | undefined;
   /** In-process signals: 'deliveries' when a commit queued some (wakes a worker sharing the process). */
   signals: EventEmitter<{ deliveries: [] }>;
-  /** after a commit that queued deliveries: wakes the workers, in this process and others (delivery/wake.ts) */
+  /** after a commit that queued deliveries: wakes the workers, in this process and others (outbox/wake.ts) */
   wakeWorkers: WakeWorkers;
   db: Database;
   log: Logger;

@@ -5,10 +5,10 @@
 //  - usage meters silent for 7 days are forgotten: a meter's row is what makes its retried flush count
 //    once, and a process retries within seconds, so a week is far beyond any retry;
 //  - the daily-limit reservations of days before yesterday are forgotten (they bind nothing);
-//  - the history keeps a week of partitions ahead, and whole days go at its horizon (history/retention.ts);
+//  - the history keeps a week of partitions ahead, and whole days go at its horizon (partitions/retention.ts);
 //  - background jobs are forgotten once they ended longer ago than the history's retention;
 //  - every 5 s, the history partitions that have doubled since they were last analyzed are analyzed again
-//    (history/statistics.ts: a plan made while a day was small must not outlive it).
+//    (partitions/statistics.ts: a plan made while a day was small must not outlive it).
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';

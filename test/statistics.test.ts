@@ -1,5 +1,5 @@
 // The plans PostgreSQL keeps for the worker's statements: a delivery found by its key reads the primary key
-// only (migration 0016); a day's partitions are analyzed again as they double (history/statistics.ts), so
+// only (migration 0016); a day's partitions are analyzed again as they double (partitions/statistics.ts), so
 // that a plan made while the day was small is made again; and the claim reads the due deliveries in order
 // up to its limit, even with statistics that know nothing of the backlog (claim.ts, DUE_QUERY).
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 // A worker in another process is woken by a NOTIFY that each writing request sends after its commit
-// (src/delivery/wake.ts), not by one in its statement. Here the worker shares no in-process signal with
+// (src/outbox/wake.ts), not by one in its statement. Here the worker shares no in-process signal with
 // the API and polls once a minute: only the notification can bring the deliveries out within seconds.
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';

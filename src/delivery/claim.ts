@@ -5,7 +5,7 @@
 //      holds one until its time, so that a paced delivery goes at its slot, not at the next claim); of
 //      those to send, only each endpoint's share goes on (held.ts), and the rest stay due, unlocked at
 //      the commit;
-//   2. behind each head of an ordered lane, the run of deliveries that follow it (lanes.ts), leased with it
+//   2. behind each head of an ordered lane, the run of deliveries that follow it (outbox/lanes.ts), leased with it
 //      so that one worker sends them one at a time;
 //   3. for rate-limited endpoints, their send slots (pacing.ts), under the endpoint row's lock;
 //   4. a delivery whose endpoint is gone or disabled is cancelled; one whose endpoint is paused is held;

@@ -169,7 +169,7 @@ export const deliveryStore = (db: Db) => ({
  * finished move on; an endpoint that answered 410, or whose deliveries died `disableAfterDead` times in a
  * row, is disabled (its pending deliveries cancelled); each death and each disabling is reported by an
  * operational event (a dead delivery of an operational event reports nothing). The lanes are locked
- * first (lanes.ts).
+ * first (outbox/lanes.ts).
  */
 export async function recordAttempts(db: Database, batch: Completion[], disableAfterDead: number) {
   await db.transaction(async (tx) => {

@@ -53,7 +53,7 @@ export interface EventDeps {
   clock: Clock;
   /** the installation's retention of history, in days (a project may keep fewer) */
   retentionDays: number;
-  /** wakes the delivery workers, in this process and others, once the write has committed (delivery/wake.ts) */
+  /** wakes the delivery workers, in this process and others, once the write has committed (outbox/wake.ts) */
   wake: () => void;
   /** runs a callback once the caller's transaction commits */
   onCommit: (callback: () => void) => void;
