@@ -7,9 +7,9 @@
 //
 // Flow control: at most `concurrency` runs in flight. Claims fill a local queue of HELD_PER_SLOT runs a
 // slot (in flight and waiting), whose endpoints take the free slots in turn, each up to its cap; what is
-// held of each endpoint, and how much of it a claim may take, is held.ts's.
-// Woken at once by NOTIFY (other processes) or an in-process signal (same process), with a poll as the
-// backstop. A crash loses nothing: a dead worker's leases are handed back as soon as another worker starts
+// held of each endpoint, and how much of it a claim may take, is held.ts's; when to claim is the
+// scheduler's (scheduler.ts). Woken at once by NOTIFY (other processes) or an in-process signal (same
+// process), with a poll as the backstop. A crash loses nothing: a dead worker's leases are handed back as soon as another worker starts
 // or beats its heartbeat (its liveness lock is gone with its connection), or else expire.
 import { randomInt, randomUUID } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
@@ -27,6 +27,7 @@ import { type Held, HeldRuns } from './held.ts';
 import { type AttemptMetrics, countAttempt, nextState } from './outcome.ts';
 import { LOOKAHEAD_S } from './pacing.ts';
 import { AttemptRecorder } from './recorder.ts';
+import { ClaimScheduler } from './scheduler.ts';
 import { createSender } from './sender.ts';
 import { signatureHeader, signingKeyCache } from './signing.ts';
 import { type Completion, deliveryStore, WORKER_LOCK } from './store.ts';
@@ -70,18 +71,8 @@ export class DeliveryWorker {
   private readonly held: HeldRuns;
 
   private running = false;
-  private filling = false;
-  private fillAgain = false;
-  /**
-   * The endpoints left out by the last claim that found fewer due than it could take, since the last
-   * wake-up from outside: every other due delivery was then taken, or cut by its endpoint's share.
-   */
-  private exhausted: Set<string> | null = null;
-  /** wake-ups from outside so far (one during a claim makes what the claim found out of date) */
-  private outsideWakes = 0;
+  private readonly scheduler: ClaimScheduler;
   private inFlight = 0;
-  /** the last claim was full: more deliveries may be due than it took */
-  private backlog = false;
   private readonly recorder: AttemptRecorder;
   private slotWake: { at: number; timer: NodeJS.Timeout } | undefined;
   /** endpoints that answered 410 in an attempt not yet recorded */
@@ -119,6 +110,15 @@ export class DeliveryWorker {
     this.concurrency = config.workerConcurrency;
     this.capacity = HELD_PER_SLOT * config.workerConcurrency;
     this.held = new HeldRuns(config.workerConcurrency);
+    this.scheduler = new ClaimScheduler({
+      room: () => this.capacity - this.inFlight - this.held.waitingCount,
+      leftOut: () => this.held.atMark().concat([...this.gone]),
+      belowMark: () => this.held.belowMark(),
+      capacity: this.capacity,
+      batch: CLAIM_BATCH,
+      claim: (limit, leftOut) => this.claim(limit, leftOut),
+      failed: (error) => deps.log.warn({ err: error }, 'claiming deliveries failed; the next poll retries'),
+    });
   }
 
   /** Runs of deliveries being sent now (at most PLATFORM_WORKER_CONCURRENCY). */
@@ -152,7 +152,7 @@ export class DeliveryWorker {
     );
     this.deps.signals?.on('deliveries', this.onSignal);
     this.deps.log.info({ worker: this.id, concurrency: this.concurrency }, 'delivery worker started');
-    this.wake();
+    this.scheduler.start();
   }
 
   /** Hands back the leases of workers that died (a restarted worker's first act), and claims them. */
@@ -178,70 +178,29 @@ export class DeliveryWorker {
     this.slotWake = { at: early, timer };
   }
 
-  /**
-   * Claims more work soon; calls made while a claim runs coalesce into one more. `outside` is false for
-   * the worker's own wake-up when one of its runs ends: that one is for the endpoints it holds only.
-   */
-  wake(outside = true): void {
-    if (!this.running) return;
-    if (outside) {
-      this.exhausted = null;
-      this.outsideWakes++;
-    }
-    if (this.filling) {
-      this.fillAgain = true;
-      return;
-    }
-    void this.fill();
+  /** Claims more work soon (scheduler.ts): a wake-up from outside (NOTIFY, the signal, the poll, a slot). */
+  wake(): void {
+    if (this.running) this.scheduler.wake();
   }
 
-  private async fill() {
-    this.filling = true;
-    try {
-      do {
-        this.fillAgain = false;
-        const room = this.capacity - this.inFlight - this.held.waitingCount;
-        if (room <= 0) break;
-        const leftOut = this.held.atMark().concat([...this.gone]);
-        if (this.nothingElseDue(leftOut)) break;
-        const limit = Math.min(room, CLAIM_BATCH);
-        const wakes = this.outsideWakes;
-        const token = randomUUID();
-        // The claim's transaction reads the database's clock as it begins: this is the same moment here.
-        const claimedHere = Date.now();
-        const { runs, due, pushed, nextSlot, claimedAt } = await claim(this.deps.db, {
-          limit,
-          share: this.held.shareOf(room),
-          leaseSeconds: this.leaseSeconds,
-          token,
-          holder: this.lockKey,
-          leftOut,
-        });
-        if (due < limit && wakes === this.outsideWakes) this.exhausted = new Set(leftOut);
-        for (const run of runs) this.held.add({ run, token, claimedHere, stopped: false });
-        this.startWaiting();
-        this.counted(runs, pushed);
-        if (nextSlot !== null) this.wakeAt(claimedHere + nextSlot - claimedAt);
-        this.backlog = due === limit;
-      } while (this.running && (this.fillAgain || this.roomToClaim()));
-    } catch (error) {
-      this.deps.log.warn({ err: error }, 'claiming deliveries failed; the next poll retries');
-    } finally {
-      this.filling = false;
-    }
-  }
-
-  /**
-   * Whether a claim leaving out `leftOut` could only walk the whole queue to find nothing: every endpoint
-   * held is at its mark, and nothing has come since a claim that left out no more than these found the
-   * queue short (only its own runs ending woke the worker since). Half the claims did so at 20,000 due to
-   * one endpoint: woken by runs ending while it claimed, the worker claimed again once the claim had
-   * filled the endpoint's mark (bench/RESULTS.md).
-   */
-  private nothingElseDue(leftOut: string[]): boolean {
-    if (this.exhausted === null || this.held.belowMark()) return false;
-    for (const endpoint of this.exhausted) if (!leftOut.includes(endpoint)) return false;
-    return true;
+  /** One claim: what it leases is held, waiting runs start, and a pushed delivery's slot sets a wake-up. */
+  private async claim(limit: number, leftOut: string[]) {
+    const token = randomUUID();
+    // The claim's transaction reads the database's clock as it begins: this is the same moment here.
+    const claimedHere = Date.now();
+    const { runs, due, pushed, nextSlot, claimedAt } = await claim(this.deps.db, {
+      limit,
+      share: this.held.shareOf(this.capacity - this.inFlight - this.held.waitingCount),
+      leaseSeconds: this.leaseSeconds,
+      token,
+      holder: this.lockKey,
+      leftOut,
+    });
+    for (const run of runs) this.held.add({ run, token, claimedHere, stopped: false });
+    this.startWaiting();
+    this.counted(runs, pushed);
+    if (nextSlot !== null) this.wakeAt(claimedHere + nextSlot - claimedAt);
+    return { due };
   }
 
   /** Starts waiting runs while send slots are free (held.ts chooses which). */
@@ -286,25 +245,8 @@ export class DeliveryWorker {
       if (deliveries[0]?.lane != null && sent > 0) void this.recorder.flush();
       this.startWaiting();
       if (this.inFlight === 0) this.idle?.();
-      // Claim again when something new may be claimable (this endpoint is no longer left out, or nothing
-      // is in flight), or when the room is worth a claim; a claim under way checks the room when it ends.
-      if (left === this.held.mark - 1 || this.inFlight === 0) this.wake(false);
-      else if (!this.filling && this.roomToClaim()) this.wake(false);
+      if (this.running) this.scheduler.runEnded(left, this.held.mark, this.inFlight);
     }
-  }
-
-  /**
-   * Whether free slots are worth a claim: the last claim was full (more may be due), a quarter of the
-   * slots are free (not one row at a time), and some endpoint we hold work for is not left out. A claim
-   * leaves out endpoints holding their mark, so with only theirs due it would walk the whole due index to
-   * find nothing. Other endpoints' deliveries are found by the wake-ups (NOTIFY, an endpoint dropping
-   * below its mark) and the poll.
-   */
-  private roomToClaim(): boolean {
-    if (!this.backlog) return false;
-    const room = this.capacity - this.inFlight - this.held.waitingCount;
-    if (room < Math.max(1, Math.floor(this.capacity / 4))) return false;
-    return this.held.belowMark();
   }
 
   /**
@@ -377,6 +319,7 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
+    this.scheduler.stop();
     for (const timer of this.timers) clearInterval(timer);
     clearTimeout(this.slotWake?.timer);
     this.deps.signals?.off('deliveries', this.onSignal);

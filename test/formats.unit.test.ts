@@ -1,6 +1,7 @@
 // The formats a tenant's schema may name are checked in time linear in the string: each one, on strings
-// of 100,000 characters built to make backtracking engines explode, answers within a few milliseconds;
-// and each still tells a valid value from an invalid one. No database.
+// of 100,000 characters built to make backtracking engines explode, answers in a few milliseconds (the
+// bound below is far from both: ajv-formats' own `url` took 17 s on the first of them), and each still
+// tells a valid value from an invalid one. No database.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Format } from 'ajv';
@@ -40,7 +41,7 @@ describe('formats', () => {
         const started = performance.now();
         check(value);
         const ms = performance.now() - started;
-        assert.ok(ms < 50, `${name} took ${ms.toFixed(0)} ms on ${JSON.stringify(value.slice(0, 20))}…`);
+        assert.ok(ms < 250, `${name} took ${ms.toFixed(0)} ms on ${JSON.stringify(value.slice(0, 20))}…`);
       }
     }
   });

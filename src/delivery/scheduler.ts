@@ -1,0 +1,139 @@
+// When the delivery worker claims: a small state machine, so that the flow control reads as states and
+// transitions rather than as flags (in the spirit of graphile-worker's LocalQueue).
+//
+//   STOPPED  ──start()──▶ WAITING
+//   WAITING  ──wake()───▶ CLAIMING        when a claim is worth making (room, and something may be due)
+//   CLAIMING ──wake()───▶ CLAIMING_AGAIN  a claim runs: one more follows it, whatever the wake-ups meanwhile
+//   CLAIMING ──claimed──▶ CLAIMING        again at once while the last claim was full and room is worth it
+//            ──claimed──▶ WAITING         otherwise (a failed claim too: the next poll retries)
+//   any      ──stop()───▶ STOPPED         a claim in flight ends; nothing follows it
+//
+// A wake-up comes from outside (NOTIFY, the in-process signal, the poll, a slot's time) or from the worker
+// itself when one of its runs ends. The worker's own wake-ups are for the endpoints it holds: they claim
+// only when something new may be claimable, which the scheduler tells from two facts it keeps:
+// - backlog: the last claim took as many as it asked for, so more may be due;
+// - exhausted: the endpoints a claim left out when it found fewer due than it could take, since the last
+//   wake-up from outside. While every endpoint held is at its mark (held.ts) and none but those is left
+//   out, a claim could only walk the whole queue to find nothing (half the claims did so at 20,000 due to
+//   one endpoint, each woken by a run ending while the last claim filled the endpoint's mark).
+
+export type SchedulerState = 'STOPPED' | 'WAITING' | 'CLAIMING' | 'CLAIMING_AGAIN';
+
+/** What the scheduler reads of the worker's hold, and how it claims (held.ts, claim.ts). */
+export interface ClaimPlan {
+  /** runs the worker may still hold (its capacity, less what is in flight and waiting) */
+  room(): number;
+  /** endpoints a claim leaves out: those at their mark, and those that answered 410 */
+  leftOut(): string[];
+  /** whether some endpoint held is below its mark (a claim could find it more) */
+  belowMark(): boolean;
+  /** the most runs the worker holds at once */
+  capacity: number;
+  /** the most one claim asks for */
+  batch: number;
+  /** claims up to `limit`, none of `leftOut`'s: how many it found due */
+  claim(limit: number, leftOut: string[]): Promise<{ due: number }>;
+  /** a claim that failed (the next poll retries) */
+  failed(error: unknown): void;
+}
+
+export class ClaimScheduler {
+  #state: SchedulerState = 'STOPPED';
+  readonly #plan: ClaimPlan;
+  #backlog = false;
+  #exhausted: Set<string> | null = null;
+  /** wake-ups from outside so far (one during a claim makes what it found out of date) */
+  #outsideWakes = 0;
+
+  constructor(plan: ClaimPlan) {
+    this.#plan = plan;
+  }
+
+  get state(): SchedulerState {
+    return this.#state;
+  }
+
+  start(): void {
+    this.#state = 'WAITING';
+    this.wake();
+  }
+
+  stop(): void {
+    this.#state = 'STOPPED';
+  }
+
+  /**
+   * Claims more work soon; calls made while a claim runs coalesce into one more. `outside` is false for
+   * the worker's own wake-up when one of its runs ends.
+   */
+  wake(outside = true): void {
+    if (this.#state === 'STOPPED') return;
+    if (outside) {
+      this.#exhausted = null;
+      this.#outsideWakes++;
+    }
+    if (this.#state === 'CLAIMING' || this.#state === 'CLAIMING_AGAIN') {
+      this.#state = 'CLAIMING_AGAIN';
+      return;
+    }
+    void this.#claimLoop();
+  }
+
+  /**
+   * A run ended and left its endpoint with `left` runs held (`mark` its mark), `inFlight` runs sending:
+   * claims again when something new may be claimable (this endpoint is no longer left out, or nothing is
+   * in flight), or when the room is worth a claim.
+   */
+  runEnded(left: number, mark: number, inFlight: number): void {
+    if (left === mark - 1 || inFlight === 0) this.wake(false);
+    else if (this.#state === 'WAITING' && this.roomToClaim()) this.wake(false);
+  }
+
+  /**
+   * Whether free room is worth a claim: the last claim was full (more may be due), a quarter of the
+   * capacity is free (not one row at a time), and some endpoint held is not left out. Other endpoints'
+   * deliveries are found by wake-ups from outside and the poll.
+   */
+  roomToClaim(): boolean {
+    if (!this.#backlog) return false;
+    if (this.#plan.room() < Math.max(1, Math.floor(this.#plan.capacity / 4))) return false;
+    return this.#plan.belowMark();
+  }
+
+  async #claimLoop() {
+    this.#state = 'CLAIMING';
+    try {
+      for (;;) {
+        const room = this.#plan.room();
+        const leftOut = this.#plan.leftOut();
+        if (room <= 0 || this.#nothingElseDue(leftOut)) break;
+        const limit = Math.min(room, this.#plan.batch);
+        const wakes = this.#outsideWakes;
+        const { due } = await this.#plan.claim(limit, leftOut);
+        if (due < limit && wakes === this.#outsideWakes) this.#exhausted = new Set(leftOut);
+        this.#backlog = due === limit;
+        // What wake() and stop() made of the state while the claim ran (read anew: the compiler assumes
+        // it is still the CLAIMING set above).
+        const now = this.#now();
+        if (now === 'STOPPED') return;
+        this.#state = 'CLAIMING';
+        const again = now === 'CLAIMING_AGAIN';
+        if (!again && !this.roomToClaim()) break;
+      }
+    } catch (error) {
+      this.#plan.failed(error);
+    }
+    if (this.#now() !== 'STOPPED') this.#state = 'WAITING';
+  }
+
+  #now(): SchedulerState {
+    return this.#state;
+  }
+
+  /** Whether a claim leaving out `leftOut` could only walk the whole queue to find nothing. */
+  #nothingElseDue(leftOut: string[]): boolean {
+    if (this.#exhausted === null || this.#plan.belowMark()) return false;
+    for (const endpoint of this.#exhausted) if (!leftOut.includes(endpoint)) return false;
+    return true;
+  }
+}
