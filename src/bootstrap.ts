@@ -14,8 +14,9 @@ export async function bootstrap(db: Database): Promise<CreatedKey | undefined> {
   try {
     return await db.transaction(async (tx, hooks) => {
       const audit = auditInto({ actor: { type: 'cli' }, requestId: randomUUID() }, hooks);
-      const project = await projectService(tx).create({ slug: 'dev', name: 'Development' }, audit);
-      return keyService(tx).create(project, { scopes: ['all'] }, audit);
+      const work = { db: tx, hooks, audit };
+      const project = await projectService(work).create({ slug: 'dev', name: 'Development' });
+      return keyService(work).create(project, { scopes: ['all'] });
     });
   } catch (error) {
     if (error instanceof PlatformError && error.code === 'SLUG_TAKEN') return undefined; // another made it

@@ -25,6 +25,7 @@ import { tokenBuckets } from './usage/rate-limits.ts';
 import { type RequestLimits, requestLimits } from './usage/request-limits.ts';
 import { type SharedTokenBuckets, sharedTokenBuckets } from './usage/shared-rate-limits.ts';
 import { type Resolver, systemResolver } from './webhooks/address-policy.ts';
+import { readOnly } from './work.ts';
 
 /** What every part of a process shares; nothing else is global. */
 export interface Context {
@@ -118,7 +119,7 @@ export function createContext(options: ContextOptions): Context {
     log,
     registry,
     health: healthService({ config, db, registry }),
-    keys: keyCache((key) => keyService(db).check(key)),
+    keys: keyCache((key) => keyService(readOnly(db)).check(key)),
     keyActivity: new KeyActivity({ db, log }),
     declaredTypes: new DeclaredTypes(db),
     schemas: new TenantSchemas(),

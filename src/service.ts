@@ -8,6 +8,7 @@ import { startMaintenance } from './maintenance.ts';
 import { registerScraped } from './metrics/scraped.ts';
 import { type MetricsListener, serveMetrics } from './metrics/server.ts';
 import { startJobs } from './recovery/jobs.ts';
+import { servicesOf } from './services.ts';
 
 export interface ServiceOptions extends ContextOptions {
   /** run the HTTP API */
@@ -30,7 +31,7 @@ export interface Service {
 
 export async function createService(options: ServiceOptions): Promise<Service> {
   const context = createContext(options);
-  const app = options.api ? await buildApp(context) : undefined;
+  const app = options.api ? await buildApp(context, (work) => servicesOf(context, work)) : undefined;
   const worker = options.worker ? new DeliveryWorker(context) : undefined;
   let stopMaintenance: (() => void) | undefined;
   let stopJobs: (() => Promise<void>) | undefined;

@@ -2,7 +2,7 @@
 // (actor `cli`, one request id per command), and its output (one JSON object with --json, else text).
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { type Audit, auditInto } from '../audit/store.ts';
+import { auditInto } from '../audit/store.ts';
 import type { Config } from '../config.ts';
 import type { Database, Db } from '../db/database.ts';
 import { migrate } from '../db/migrate.ts';
@@ -10,6 +10,7 @@ import { PlatformError } from '../errors.ts';
 import { type Page, pageOf } from '../pagination.ts';
 import { projectService } from '../projects/service.ts';
 import { connect, createLogger } from '../runtime.ts';
+import { readOnly, type Work } from '../work.ts';
 
 /** Wrong usage: exit code 2, with the usage text. */
 export class UsageError extends Error {}
@@ -48,16 +49,16 @@ export async function withDatabase<T>(config: Config, fn: (db: Database) => Prom
   }
 }
 
-/** Runs a change in one transaction, audited as the CLI's. */
-export function change<T>(db: Database, fn: (tx: Db, audit: Audit) => Promise<T>): Promise<T> {
+/** Runs a change in one transaction, its unit of work audited as the CLI's. */
+export function change<T>(db: Database, fn: (work: Work) => Promise<T>): Promise<T> {
   return db.transaction((tx, hooks) =>
-    fn(tx, auditInto({ actor: { type: 'cli' }, requestId: randomUUID() }, hooks)),
+    fn({ db: tx, hooks, audit: auditInto({ actor: { type: 'cli' }, requestId: randomUUID() }, hooks) }),
   );
 }
 
 /** The project a slug names, or a refusal. */
 export async function projectBySlug(db: Db, slug: string) {
-  const project = await projectService(db).findBySlug(slug);
+  const project = await projectService(readOnly(db)).findBySlug(slug);
   if (!project) throw new PlatformError('NOT_FOUND', `no project with slug "${slug}"`);
   return project;
 }

@@ -6,6 +6,7 @@ import { keyService } from '../keys/service.ts';
 import { projectService } from '../projects/service.ts';
 import { toProjectMe } from '../projects/store.ts';
 import { limitOverrides } from '../usage/overrides.ts';
+import { readOnly } from '../work.ts';
 import {
   change,
   everyPage,
@@ -28,7 +29,7 @@ export async function projectsCreate(config: Config, args: string[]) {
   const { slug, name } = required(values, 'projects create', ['slug', 'name']);
   const languages = values.languages === undefined ? undefined : list(values.languages);
   const project = await withDatabase(config, (db) =>
-    change(db, (tx, audit) => projectService(tx).create({ slug, name, mode: values.mode, languages }, audit)),
+    change(db, (work) => projectService(work).create({ slug, name, mode: values.mode, languages })),
   );
   print(
     values.json,
@@ -40,7 +41,7 @@ export async function projectsCreate(config: Config, args: string[]) {
 export async function projectsList(config: Config, args: string[]) {
   const { values } = flags(args, { 'slug-prefix': { type: 'string' } });
   const projects = await withDatabase(config, (db) =>
-    everyPage((page) => projectService(db).list(values['slug-prefix'], page)),
+    everyPage((page) => projectService(readOnly(db)).list(values['slug-prefix'], page)),
   );
   print(values.json, { data: projects }, () =>
     projects.map((p) => `${p.slug}\t${p.id}\t${p.mode}\t${p.name}`).join('\n'),
@@ -85,9 +86,7 @@ export async function projectsUpdate(config: Config, args: string[]) {
       values['frame-ancestors'] === undefined ? undefined : list(values['frame-ancestors']),
   };
   const project = await withDatabase(config, (db) =>
-    change(db, async (tx, audit) =>
-      projectService(tx).update((await projectBySlug(tx, slug)).id, patch, audit),
-    ),
+    change(db, async (work) => projectService(work).update((await projectBySlug(work.db, slug)).id, patch)),
   );
   print(values.json, project, () => `updated project ${project.slug}`);
 }
@@ -101,12 +100,12 @@ export async function keysCreate(config: Config, args: string[]) {
   });
   const { project: slug, scopes } = required(values, 'keys create', ['project', 'scopes']);
   const created = await withDatabase(config, (db) =>
-    change(db, async (tx, audit) =>
-      keyService(tx).create(
-        await projectBySlug(tx, slug),
-        { scopes: list(scopes), name: values.name, expiresAt: values['expires-at'] },
-        audit,
-      ),
+    change(db, async (work) =>
+      keyService(work).create(await projectBySlug(work.db, slug), {
+        scopes: list(scopes),
+        name: values.name,
+        expiresAt: values['expires-at'],
+      }),
     ),
   );
   const { id, key, projectId } = created;
@@ -122,7 +121,7 @@ export async function keysList(config: Config, args: string[]) {
   const { project: slug } = required(values, 'keys list', ['project']);
   const keys = await withDatabase(config, async (db) => {
     const project = await projectBySlug(db, slug);
-    return everyPage((page) => keyService(db).list(project.id, page));
+    return everyPage((page) => keyService(readOnly(db)).list(project.id, page));
   });
   print(values.json, { data: keys }, () =>
     keys
@@ -140,7 +139,7 @@ export async function keysRevoke(config: Config, args: string[]) {
   if (!reference || positionals.length > 1)
     throw new UsageError('keys revoke needs the key: its id, its display prefix, or the key itself');
   const { key, revokedNow } = await withDatabase(config, (db) =>
-    change(db, async (tx, audit) => keyService(tx).revoke((await keyService(tx).find(reference)).id, audit)),
+    change(db, async (work) => keyService(work).revoke((await keyService(work).find(reference)).id)),
   );
   print(values.json, { ...key, revokedNow }, () =>
     revokedNow
@@ -153,9 +152,7 @@ export async function operatorKeysCreate(config: Config, args: string[]) {
   const { values } = flags(args, { scopes: { type: 'string' }, name: { type: 'string' } });
   const { scopes } = required(values, 'operator-keys create', ['scopes']);
   const created = await withDatabase(config, (db) =>
-    change(db, (tx, audit) =>
-      keyService(tx).createOperator({ scopes: list(scopes), name: values.name }, audit),
-    ),
+    change(db, (work) => keyService(work).createOperator({ scopes: list(scopes), name: values.name })),
   );
   const { id, key, name } = created;
   print(
@@ -169,7 +166,7 @@ export async function limitsGet(config: Config, registry: CapabilityRegistry, ar
   const { values } = flags(args, { project: { type: 'string' } });
   const { project: slug } = required(values, 'limits get', ['project']);
   const limits = await withDatabase(config, async (db) =>
-    limitOverrides(db, { registry, defaults: config.dailyLimits }).effective(
+    limitOverrides(readOnly(db), { registry, defaults: config.dailyLimits }).effective(
       (await projectBySlug(db, slug)).id,
     ),
   );
@@ -194,18 +191,17 @@ export async function limitsSet(config: Config, registry: CapabilityRegistry, ar
   const limit = values['daily-limit'];
   if (!clear && (limit === undefined || !/^\d+$/.test(limit) || !Number.isSafeInteger(Number(limit))))
     throw new UsageError('--daily-limit must be a whole number');
-  const overrides = (db: Parameters<typeof limitOverrides>[0]) =>
-    limitOverrides(db, { registry, defaults: config.dailyLimits });
   const result = await withDatabase(config, (db) =>
-    change(db, async (tx, audit) => {
-      const projectId = (await projectBySlug(tx, slug)).id;
+    change(db, async (work) => {
+      const overrides = limitOverrides(work, { registry, defaults: config.dailyLimits });
+      const projectId = (await projectBySlug(work.db, slug)).id;
       if (clear) {
-        await overrides(tx).clear(projectId, capability, metric, audit);
-        return (await overrides(tx).effective(projectId)).find(
+        await overrides.clear(projectId, capability, metric);
+        return (await overrides.effective(projectId)).find(
           (l) => l.capability === capability && l.metric === metric,
         );
       }
-      return overrides(tx).set(projectId, { capability, metric, dailyLimit: Number(limit) }, audit);
+      return overrides.set(projectId, { capability, metric, dailyLimit: Number(limit) });
     }),
   );
   print(values.json, result ?? { capability, metric, dailyLimit: null, source: 'default' }, () =>

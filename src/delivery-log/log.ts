@@ -53,7 +53,7 @@ const ATTEMPTS = `coalesce((
       from delivery_attempts a
      where a.project_id = d.project_id and a.delivery_id = d.id and a.event_created_at = d.event_created_at), '[]') as attempts`;
 
-export const deliveryLog = (db: Db) => ({
+export const deliveryLog = (db: Db, retentionDays: number) => ({
   /** The deliveries of an event (its time picks its day's partition). */
   async ofEvent(projectId: string, eventId: string, eventCreatedAt: Date) {
     const { rows } = await db.query<DeliveryView>(
@@ -72,7 +72,6 @@ export const deliveryLog = (db: Db) => ({
     projectId: string,
     endpointId: string,
     { limit, after }: Page,
-    retentionDays: number,
     only: { state?: string; eventType?: string } = {},
   ) {
     const { rowCount } = await db.query(`select 1 from webhook_endpoints where project_id = $1 and id = $2`, [
@@ -115,3 +114,5 @@ export const deliveryLog = (db: Db) => ({
     return pageFrom(rows, limit, (row) => ({ at: row.createdAt, id: row.id }));
   },
 });
+
+export type DeliveryLog = ReturnType<typeof deliveryLog>;

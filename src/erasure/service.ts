@@ -2,11 +2,10 @@
 // that holds data about people runs its eraser (which anonymizes what the law requires to keep), then the
 // erasure is recorded with a keyed hash of the subject, never the subject itself, and audited.
 
-import type { Audit } from '../audit/store.ts';
 import type { Capability, CapabilityRegistry } from '../capabilities.ts';
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/database.ts';
 import type { Meter } from '../usage/meter.ts';
+import type { Work } from '../work.ts';
 import { erasureStore } from './store.ts';
 import { normalizeSubject, type SubjectHasher } from './subject.ts';
 
@@ -19,23 +18,20 @@ export interface ErasureDeps {
   hashSubject: SubjectHasher;
   clock: Clock;
   meter: Meter;
-  /** runs a callback once the caller's transaction commits */
-  onCommit: (callback: () => void) => void;
 }
 
-export const erasureService = (tx: Db, deps: ErasureDeps) => ({
+export const erasureService = ({ db: tx, hooks, audit }: Work, deps: ErasureDeps) => ({
   /** Erases the subject (as given: it is validated and normalized here) in every capability. */
   /** keyId: the key that asks (null from the CLI). */
   async erase(
     projectId: string,
     given: { type: string; value: string },
     keyId: string | null,
-    audit: Audit,
   ): Promise<SubjectErased> {
     const subject = normalizeSubject(given);
     const subjectHmac = await deps.hashSubject(subject);
     const now = deps.clock.now();
-    deps.onCommit(() => deps.meter.count(projectId, 'core', 'subjects_erased'));
+    hooks.onCommit(() => deps.meter.count(projectId, 'core', 'subjects_erased'));
     const capabilities: SubjectErased['capabilities'] = [];
     for (const capability of deps.registry.list()) {
       if (!capability.eraser) continue;

@@ -3,9 +3,10 @@
 // woken once it has.
 import type { Subject } from '../capabilities.ts';
 import type { Clock } from '../clock.ts';
-import type { Db, TransactionHooks } from '../db/database.ts';
+import type { DeliveryLog } from '../delivery-log/log.ts';
 import { normalizeSubject, type SubjectHasher } from '../erasure/subject.ts';
 import { notFound, PlatformError } from '../errors.ts';
+import { write } from '../idempotency/write.ts';
 import { repeatedName } from '../json-text.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { settleLanes } from '../outbox/lanes.ts';
@@ -13,6 +14,7 @@ import type { Queued } from '../outbox/queue.ts';
 import { newId } from '../partitions/ids.ts';
 import type { UsageLimits } from '../usage/limits.ts';
 import type { Meter } from '../usage/meter.ts';
+import type { Work } from '../work.ts';
 import type { DeliveryForecast } from './forecast.ts';
 import { eventStore } from './store.ts';
 
@@ -55,17 +57,13 @@ export interface EventDeps {
   retentionDays: number;
   /** wakes the delivery workers, in this process and others, once the write has committed (outbox/wake.ts) */
   wake: () => void;
-  /** runs a callback once the caller's transaction commits */
-  onCommit: (callback: () => void) => void;
-  /** runs a callback if it does not commit */
-  onRollback: (callback: () => void) => void;
-  /** offers the write as one statement (TransactionHooks.sole) */
-  sole: TransactionHooks['sole'];
   /** how many deliveries the last publish of each kind queued */
   forecast: DeliveryForecast;
+  /** the deliveries an event read shows */
+  log: Pick<DeliveryLog, 'ofEvent'>;
 }
 
-export const eventService = (tx: Db, deps: EventDeps) => {
+export const eventService = ({ db: tx, hooks }: Work, deps: EventDeps) => {
   const store = eventStore(tx);
   /**
    * After a write that queued deliveries: the ordered lanes they joined are settled, and the workers are
@@ -73,7 +71,7 @@ export const eventService = (tx: Db, deps: EventDeps) => {
    */
   const settle = async (projectId: string, { deliveries, lanes }: Queued) => {
     await settleLanes(tx, projectId, lanes);
-    if (deliveries > 0) deps.onCommit(deps.wake);
+    if (deliveries > 0) hooks.onCommit(deps.wake);
     return deliveries;
   };
 
@@ -125,27 +123,47 @@ export const eventService = (tx: Db, deps: EventDeps) => {
       const subjects = (publication.subjects ?? []).map((subject) => normalizeSubject(subject));
       const { type, data, orderingKey } = publication;
       const event = { projectId, type, data, subjects, orderingKey };
-      // Foreseen (its deliveries by the last publish of its kind), it goes as a sole write, its data
-      // checked against the schema as last read, which its statement checks is still the type's.
-      const foreseen = deps.forecast.of(projectId, type, orderingKey);
-      const version = await deps.checkData(projectId, type, data, foreseen === undefined);
+      // Foreseen (its deliveries by the last publish of its kind), it goes as one statement, its data
+      // checked against the schema as last read, which that statement checks is still the type's.
+      const deliveries = deps.forecast.of(projectId, type, orderingKey);
+      const version = await deps.checkData(projectId, type, data, deliveries === undefined);
       // Taken before the first statement (no connection is held yet); given back if nothing commits.
       const giveBack = await deps.limits.take(projectId, 'core', 'events_published');
-      deps.onRollback(giveBack);
-      deps.onCommit(() => {
+      hooks.onRollback(giveBack);
+      hooks.onCommit(() => {
         deps.meter.count(projectId, 'core', 'events_published');
         deps.metrics.published.inc();
       });
-      if (foreseen !== undefined) {
-        const row = await rowOf(event);
-        const answer = { eventId: row.id, deliveries: foreseen };
-        if (await deps.sole(store.insertSole(row, foreseen, version), answer)) {
-          if (foreseen > 0) deps.onCommit(deps.wake);
-          return answer;
-        }
-        await deps.checkData(projectId, type, data, true); // the type may have a new schema: as it is now
-      }
-      return service.emit(event);
+      const row = deliveries === undefined ? undefined : await rowOf(event);
+      const foreseen = row && {
+        statement: store.insertSole(row, deliveries ?? 0, version),
+        answer: { eventId: row.id, deliveries: deliveries ?? 0 },
+      };
+      const published = await write(hooks, foreseen, async () => {
+        // The type may have a new schema since the reading the foresight trusted: checked as it is now.
+        if (foreseen) await deps.checkData(projectId, type, data, true);
+        return service.emit(event);
+      });
+      // The ordinary way wakes the workers itself (emit); the one statement's answer is the foreseen one.
+      if (published === foreseen?.answer && published.deliveries > 0) hooks.onCommit(deps.wake);
+      return published;
+    },
+
+    /** An event within its project's retention: its head, its data as published (JSON text), its deliveries. */
+    async read(projectId: string, eventId: string) {
+      const event = await store.find(projectId, eventId, deps.retentionDays);
+      if (!event) throw notFound('event');
+      const head = {
+        id: event.id,
+        type: event.type,
+        createdAt: event.created_at.toISOString(),
+        redacted: event.redacted_at !== null,
+      };
+      return {
+        head,
+        data: event.data,
+        deliveries: await deps.log.ofEvent(projectId, event.id, event.created_at),
+      };
     },
 
     /** Same eventId, new deliveries to the endpoints subscribed now, signed afresh when sent. */
@@ -178,14 +196,14 @@ export const eventService = (tx: Db, deps: EventDeps) => {
         endpointId,
       };
       const answer = { eventId, endpointId };
-      if (await deps.sole(store.insertTestSole(projectId, endpointId, eventId, data), answer)) {
-        deps.onCommit(deps.wake);
+      hooks.onCommit(deps.wake);
+      const statement = store.insertTestSole(projectId, endpointId, eventId, data);
+      return write(hooks, { statement, answer }, async () => {
+        const queued = await store.insertTest(projectId, endpointId, eventId, data);
+        if (queued.deliveries === 0) throw notFound('webhook endpoint');
+        await settleLanes(tx, projectId, queued.lanes);
         return answer;
-      }
-      const queued = await store.insertTest(projectId, endpointId, eventId, data);
-      if (queued.deliveries === 0) throw notFound('webhook endpoint');
-      await settle(projectId, queued);
-      return answer;
+      });
     },
   };
   return service;

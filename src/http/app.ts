@@ -13,7 +13,8 @@ import Fastify, {
 } from 'fastify';
 import type { Context } from '../context.ts';
 import { PlatformError, problemBody } from '../errors.ts';
-import { portalService } from '../portal/service.ts';
+import type { Services } from '../services.ts';
+import { readOnly, type Work } from '../work.ts';
 import { registerAuth } from './auth.ts';
 import { registerBodyParsers } from './body.ts';
 import { clientErrorHandler } from './client-errors.ts';
@@ -25,17 +26,22 @@ import { registerRequestMetrics } from './metrics.ts';
 import { openapiOptions, securityOf } from './openapi.ts';
 import { errorsPage, ProblemSchema } from './problems.ts';
 import { adminAuditRoutes } from './routes/admin/audit.ts';
+import { adminKeyRoutes } from './routes/admin/keys.ts';
+import { adminLimitRoutes } from './routes/admin/limits.ts';
 import { adminProjectRoutes } from './routes/admin/projects.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
+import { endpointActionRoutes } from './routes/endpoint-actions.ts';
+import { endpointRoutes } from './routes/endpoints.ts';
 import { eventTypeRoutes } from './routes/event-types.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { portalPageRoutes } from './routes/portal-pages.ts';
+import { portalSessionCookieRoutes } from './routes/portal-session.ts';
 import { portalSessionRoutes } from './routes/portal-sessions.ts';
 import { projectRoutes } from './routes/projects.ts';
 import { subjectRoutes } from './routes/subjects.ts';
 import { usageRoutes } from './routes/usage.ts';
-import { webhookEndpointRoutes } from './routes/webhook-endpoints.ts';
+import { registerServices } from './services.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -49,7 +55,8 @@ declare module 'fastify' {
   }
 }
 
-export async function buildApp(context: Context): Promise<App> {
+/** The API, its requests' services made by `servicesOf` (the composition root's, services.ts). */
+export async function buildApp(context: Context, servicesOf: (work: Work) => Services): Promise<App> {
   const app = Fastify({
     loggerInstance: context.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
@@ -157,7 +164,10 @@ export async function buildApp(context: Context): Promise<App> {
   // Warm what requests would otherwise load lazily inside their transactions; a failure is retried on use.
   context.hashSubject.ready().catch(() => {});
 
-  registerAuth(app, context.keys, context.keyActivity, (token) => portalService(context.db).check(token));
+  registerAuth(app, context.keys, context.keyActivity, (token) =>
+    servicesOf(readOnly(context.db)).portal.check(token),
+  );
+  registerServices(app, context.db, servicesOf);
   registerRequestLimits(app, context.requestLimits);
   registerIdempotency(app, context);
 
@@ -168,18 +178,34 @@ export async function buildApp(context: Context): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   await app.register(healthRoutes(context));
-  await app.register(projectRoutes(context));
-  await app.register(subjectRoutes(context));
-  await app.register(webhookEndpointRoutes(context));
-  await app.register(eventRoutes(context));
-  await app.register(eventTypeRoutes(context));
-  await app.register(deliveryRoutes(context));
-  await app.register(usageRoutes(context));
-  await app.register(portalSessionRoutes(context));
-  await app.register(portalPageRoutes(context));
-  await app.register(adminProjectRoutes(context));
-  await app.register(adminAuditRoutes(context));
+  for (const plugin of [
+    projectRoutes,
+    subjectRoutes,
+    endpointRoutes,
+    endpointActionRoutes,
+    eventRoutes,
+    eventTypeRoutes,
+    deliveryRoutes,
+    usageRoutes,
+    portalSessionRoutes(() => publicUrl(app, context.config.publicUrl)),
+    portalSessionCookieRoutes(context.config.publicUrl),
+    portalPageRoutes(context),
+    adminProjectRoutes,
+    adminKeyRoutes,
+    adminLimitRoutes,
+    adminAuditRoutes,
+  ])
+    await app.register(plugin);
   return app;
+}
+
+/** Where users reach this service: PLATFORM_PUBLIC_URL, else the address it listens on. */
+function publicUrl(app: App, configured: string | undefined): string {
+  if (configured) return configured;
+  const [first] = app.addresses();
+  if (!first || typeof first === 'string') throw new Error('the API does not listen on a TCP address');
+  const host = first.family === 'IPv6' ? `[${first.address}]` : first.address;
+  return `http://${host}:${first.port}`;
 }
 
 const compilers = AjvCompiler();

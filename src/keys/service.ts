@@ -2,11 +2,10 @@
 // project) + 32 base62 characters (~190 bits). Only the SHA-256 of the whole key is stored, with a short
 // display prefix; the key itself is shown once, at creation. Creating and revoking a key is audited.
 import { createHash, randomInt } from 'node:crypto';
-import type { Audit } from '../audit/store.ts';
-import type { Db } from '../db/database.ts';
 import { notFound, PlatformError } from '../errors.ts';
 import { type Page, pageFrom } from '../pagination.ts';
 import { type ProjectMe, toProjectMe } from '../projects/store.ts';
+import type { Work } from '../work.ts';
 import { isOperatorScope, isScope, OPERATOR_SCOPES, SCOPES } from './scopes.ts';
 import { type KeyRow, keyStore } from './store.ts';
 
@@ -90,10 +89,10 @@ function scopesOf(requested: string[], kind: 'project' | 'operator'): string[] {
   return [...new Set(requested)];
 }
 
-export const keyService = (db: Db) => {
+export const keyService = ({ db, audit }: Work) => {
   const store = keyStore(db);
 
-  async function create(project: ProjectMe | null, input: NewKey, audit: Audit): Promise<CreatedKey> {
+  async function create(project: ProjectMe | null, input: NewKey): Promise<CreatedKey> {
     const scopes = scopesOf(input.scopes, project ? 'project' : 'operator');
     const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
     if (expiresAt && !(expiresAt.getTime() > Date.now()))
@@ -119,10 +118,10 @@ export const keyService = (db: Db) => {
 
   return {
     /** A key of a project, with its scopes (or 'all'), an optional name and expiry; the key is shown once. */
-    create: (project: ProjectMe, input: NewKey, audit: Audit) => create(project, input, audit),
+    create: (project: ProjectMe, input: NewKey) => create(project, input),
 
     /** An operator key: it belongs to no project and holds operator scopes. */
-    createOperator: (input: NewKey, audit: Audit) => create(null, input, audit),
+    createOperator: (input: NewKey) => create(null, input),
 
     async list(projectId: string, page: Page) {
       const rows = await store.list(projectId, page);
@@ -131,7 +130,7 @@ export const keyService = (db: Db) => {
     },
 
     /** Revokes the key (again: the same answer, and nothing changes); every process refuses it within 5 s. */
-    async revoke(keyId: string, audit: Audit): Promise<{ key: ApiKey; revokedNow: boolean }> {
+    async revoke(keyId: string): Promise<{ key: ApiKey; revokedNow: boolean }> {
       const revoked = await store.revoke(keyId);
       if (!revoked) throw notFound('key');
       if (revoked.revokedNow) {

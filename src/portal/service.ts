@@ -3,13 +3,12 @@
 // and the code are random 256-bit values stored only as SHA-256. Writes made with the cookie also carry
 // a CSRF token derived from the session's token (HMAC), which a page of another site cannot read.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Audit } from '../audit/store.ts';
-import type { Db } from '../db/database.ts';
 import { notFound, PlatformError } from '../errors.ts';
 import type { Scope } from '../keys/scopes.ts';
 import type { Principal } from '../keys/service.ts';
 import { type Page, pageFrom } from '../pagination.ts';
 import { type ProjectMe, toProjectMe } from '../projects/store.ts';
+import type { Work } from '../work.ts';
 import { type ActiveSession, portalStore, type SessionRow } from './store.ts';
 
 /** The most a session may do: never publish events or erase people, whatever its key may. */
@@ -49,13 +48,12 @@ const toSession = (row: SessionRow): PortalSession => ({
   language: row.language,
 });
 
-export const portalService = (db: Db) => ({
+export const portalService = ({ db, audit }: Work) => ({
   /** A session for the key's project and the one-time link that opens it. */
   async create(
     principal: Principal & { project: ProjectMe },
     input: { ttlSeconds?: number; language?: string },
     publicUrl: string,
-    audit: Audit,
   ): Promise<{ id: string; url: string; expiresAt: string }> {
     const { project } = principal;
     const language = input.language ?? project.languages[0] ?? 'en';
@@ -88,7 +86,7 @@ export const portalService = (db: Db) => ({
   },
 
   /** Ends a session of the project at once; revoking it again changes nothing. */
-  async revoke(projectId: string, id: string, audit: Audit): Promise<void> {
+  async revoke(projectId: string, id: string): Promise<void> {
     const revoked = await portalStore(db).revoke(projectId, id);
     if (!revoked) throw notFound('portal session');
     if (revoked.revokedNow)

@@ -1,9 +1,9 @@
 // Projects: created, read, listed and changed (a JSON merge patch) by operators, and by the CLI. Every
 // change is audited in its own transaction, naming the fields that changed.
-import type { Audit } from '../audit/store.ts';
-import type { Db } from '../db/database.ts';
+
 import { notFound, PlatformError } from '../errors.ts';
 import { type Page, pageFrom } from '../pagination.ts';
+import type { Work } from '../work.ts';
 import {
   DEFAULT_THEME,
   type Project,
@@ -161,10 +161,10 @@ const valuesOf = (row: ProjectRow): ProjectValues => ({
   portalFrameAncestors: row.portal_frame_ancestors,
 });
 
-export const projectService = (db: Db) => {
+export const projectService = ({ db, audit }: Work) => {
   const store = projectStore(db);
   return {
-    async create(input: NewProject, audit: Audit): Promise<Project> {
+    async create(input: NewProject): Promise<Project> {
       if (!SLUG.test(input.slug))
         throw invalid('/slug', 'slug must be 1-63 of a-z, 0-9 and "-", starting with a letter or digit');
       const mode = input.mode ?? 'test';
@@ -205,7 +205,7 @@ export const projectService = (db: Db) => {
     },
 
     /** Applies a merge patch; `projects/me` shows it within 5 s on every process (the key cache's life). */
-    async update(id: string, patch: ProjectPatch, audit: Audit): Promise<Project> {
+    async update(id: string, patch: ProjectPatch): Promise<Project> {
       const current = await store.find({ id }, { lock: true });
       if (!current) throw notFound('project');
       const { values, changed } = applyPatch(valuesOf(current), patch);

@@ -1,10 +1,9 @@
 // A project's daily limits as operators set them: the installation's defaults (PLATFORM_DAILY_LIMITS),
 // overridden per project. Only a metric some capability counts can be limited (the registry says which);
 // setting and clearing an override is audited. Every process applies a change within 5 s.
-import type { Audit } from '../audit/store.ts';
 import type { CapabilityRegistry } from '../capabilities.ts';
-import type { Db } from '../db/database.ts';
 import { PlatformError } from '../errors.ts';
+import type { Work } from '../work.ts';
 import type { DailyLimit } from './limits.ts';
 import { usageStore } from './store.ts';
 
@@ -12,7 +11,10 @@ export interface EffectiveLimit extends DailyLimit {
   source: 'default' | 'project';
 }
 
-export const limitOverrides = (db: Db, deps: { registry: CapabilityRegistry; defaults: DailyLimit[] }) => {
+export const limitOverrides = (
+  { db, audit }: Work,
+  deps: { registry: CapabilityRegistry; defaults: DailyLimit[] },
+) => {
   const store = usageStore(db);
 
   function requireKnown(capability: string, metric: string) {
@@ -38,7 +40,7 @@ export const limitOverrides = (db: Db, deps: { registry: CapabilityRegistry; def
       );
     },
 
-    async set(projectId: string, limit: DailyLimit, audit: Audit): Promise<EffectiveLimit> {
+    async set(projectId: string, limit: DailyLimit): Promise<EffectiveLimit> {
       requireKnown(limit.capability, limit.metric);
       await store.setLimit(projectId, limit.capability, limit.metric, limit.dailyLimit);
       audit({
@@ -51,7 +53,7 @@ export const limitOverrides = (db: Db, deps: { registry: CapabilityRegistry; def
     },
 
     /** Back to the default; nothing to clear changes nothing. */
-    async clear(projectId: string, capability: string, metric: string, audit: Audit) {
+    async clear(projectId: string, capability: string, metric: string) {
       requireKnown(capability, metric);
       if (!(await store.clearLimit(projectId, capability, metric))) return;
       audit({

@@ -120,6 +120,3 @@ export const WebhookSecretRotatedSchema = Type.Object(
   { id: Type.String({ format: 'uuid' }), secret: Type.String() },
   { $id: 'WebhookSecretRotated' },
 );
-
-/** A path id. One that is not a UUID names nothing: 404, like an id of another project (see fault.ts). */
-export const IdParamsSchema = Type.Object({ id: Type.String({ format: 'uuid' }) });

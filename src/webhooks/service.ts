@@ -1,16 +1,16 @@
 // Webhook endpoints and the state machine of their signing secrets (spec section 3): one active secret,
 // plus a previous one while a rotation is under way (secrets.ts makes and seals them).
 import { randomUUID } from 'node:crypto';
-import type { Audit } from '../audit/store.ts';
 import type { CapabilityRegistry } from '../capabilities.ts';
 import type { DeclaredTypes } from '../catalogue/declared.ts';
 import { outsideRegistry } from '../catalogue/service.ts';
 import type { Keyring } from '../crypto.ts';
-import type { Db, TransactionHooks } from '../db/database.ts';
 import { notFound, PlatformError } from '../errors.ts';
+import { write } from '../idempotency/write.ts';
 import { holdForPause, lockLanes, relane } from '../outbox/lanes.ts';
 import { emitOperational } from '../outbox/operational.ts';
 import { cancelPending, forgetSlots } from '../outbox/queue.ts';
+import type { Work } from '../work.ts';
 import { checkWebhookUrl, type UrlCheckOptions } from './address-policy.ts';
 import { newSecret } from './secrets.ts';
 import {
@@ -50,7 +50,6 @@ const toRecord = (row: EndpointRow): WebhookEndpoint => ({
 });
 
 /** How a write offers itself as one statement (TransactionHooks.sole). */
-type Sole = TransactionHooks['sole'];
 
 export interface EndpointDeps {
   keyring: Keyring;
@@ -62,7 +61,7 @@ export interface EndpointDeps {
   declaredTypes: DeclaredTypes;
 }
 
-export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
+export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: EndpointDeps) => {
   const store = endpointStore(db);
   const { keyring } = deps;
 
@@ -73,7 +72,7 @@ export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
      * Foreseen to take place (the project has room and declares the types the platform does not), it is
      * offered as a sole write; otherwise it goes statement by statement and tells what it found.
      */
-    async create(projectId: string, input: { url: string; eventTypes: string[] }, audit: Audit, sole: Sole) {
+    async create(projectId: string, input: { url: string; eventTypes: string[] }) {
       await requireAllowedUrl(input.url, deps.addresses);
       const id = randomUUID();
       const secret = newSecret(keyring, id);
@@ -92,23 +91,24 @@ export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
         secret: secret.clear,
         unknownEventTypes: outside.filter((type) => !declared.has(type)),
       };
-      const write = store.insertSole(
+      const statement = store.insertSole(
         projectId,
         endpoint,
         outside,
         outside.filter((type) => declared.has(type)),
       );
-      if (await sole(write, foreseen)) return foreseen;
-      const row = await store.insertWithinLimit(projectId, endpoint);
-      if (!row) {
-        throw new PlatformError(
-          'WEBHOOK_ENDPOINT_LIMIT_REACHED',
-          `a project can have at most ${ENDPOINTS_PER_PROJECT} webhook endpoints`,
-        );
-      }
-      const now = await deps.declaredTypes.of(projectId, true);
-      const unknownEventTypes = outside.filter((type) => !now.has(type));
-      return { ...toRecord(row), secret: secret.clear, unknownEventTypes };
+      return write(hooks, { statement, answer: foreseen }, async () => {
+        const row = await store.insertWithinLimit(projectId, endpoint);
+        if (!row) {
+          throw new PlatformError(
+            'WEBHOOK_ENDPOINT_LIMIT_REACHED',
+            `a project can have at most ${ENDPOINTS_PER_PROJECT} webhook endpoints`,
+          );
+        }
+        const now = await deps.declaredTypes.of(projectId, true);
+        const unknownEventTypes = outside.filter((type) => !now.has(type));
+        return { ...toRecord(row), secret: secret.clear, unknownEventTypes };
+      });
     },
 
     /** The project's endpoints, oldest first, each with its attempts of the last 24 hours. */
@@ -117,6 +117,15 @@ export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
       return rows.map((row) => ({
         ...toRecord(row),
         last24h: day.get(row.id) ?? { attempts: 0, succeeded: 0 },
+      }));
+    },
+
+    /** Each endpoint's state (active, paused or disabled) and waiting deliveries, for health. */
+    async states(projectId: string) {
+      return (await store.list(projectId)).map((e) => ({
+        id: e.id,
+        state: !e.active ? ('disabled' as const) : e.paused ? ('paused' as const) : ('active' as const),
+        waiting: e.waiting,
       }));
     },
 
@@ -131,7 +140,7 @@ export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
      * ordering and active. Disabling cancels what is pending; a new ordering re-lanes it; a new rate frees
      * the slots the old one reserved.
      */
-    async update(projectId: string, id: string, change: EndpointChange, audit: Audit) {
+    async update(projectId: string, id: string, change: EndpointChange) {
       if (change.url !== undefined) await requireAllowedUrl(change.url, deps.addresses);
       await lockLanes(db, [id]);
       const before = await store.update(projectId, id, change);
@@ -161,7 +170,7 @@ export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
     },
 
     /** Pauses or resumes: deliveries go on being created; a paused endpoint's are held, not sent. */
-    async setPaused(projectId: string, id: string, paused: boolean, audit: Audit) {
+    async setPaused(projectId: string, id: string, paused: boolean) {
       await lockLanes(db, [id]);
       const row = await store.setPaused(projectId, id, paused);
       if (!row) throw notFound('webhook endpoint');
@@ -184,15 +193,16 @@ export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
      * Deletes the endpoint and its secrets; its pending deliveries are cancelled (their history stays). A
      * sole write, unless the endpoint is unknown (404) or ordered (its cancel takes the lane lock first).
      */
-    async delete(projectId: string, id: string, audit: Audit, sole: Sole) {
+    async delete(projectId: string, id: string) {
       audit({ action: 'endpoint.deleted', projectId, target: { type: 'endpoint', id } });
-      if (await sole(store.deleteSole(projectId, id), undefined)) return;
-      if (!(await store.delete(projectId, id))) throw notFound('webhook endpoint');
-      await cancelPending(db, projectId, id, DELETED);
+      await write(hooks, { statement: store.deleteSole(projectId, id), answer: undefined }, async () => {
+        if (!(await store.delete(projectId, id))) throw notFound('webhook endpoint');
+        await cancelPending(db, projectId, id, DELETED);
+      });
     },
 
     /** A sole write: its answer, the new secret, is made here; an unknown endpoint goes the ordinary way (404). */
-    async rotateSecret(projectId: string, id: string, audit: Audit, sole: Sole) {
+    async rotateSecret(projectId: string, id: string) {
       const secret = newSecret(keyring, id);
       audit({
         action: 'endpoint.secret_rotated',
@@ -201,12 +211,13 @@ export const webhookEndpointService = (db: Db, deps: EndpointDeps) => {
         fields: ['secret'],
       });
       const answer = { id, secret: secret.clear };
-      if (await sole(store.rotateSole(projectId, id, secret.sealed), answer)) return answer;
-      if (!(await store.rotate(projectId, id, secret.sealed))) throw notFound('webhook endpoint');
-      return answer;
+      return write(hooks, { statement: store.rotateSole(projectId, id, secret.sealed), answer }, async () => {
+        if (!(await store.rotate(projectId, id, secret.sealed))) throw notFound('webhook endpoint');
+        return answer;
+      });
     },
 
-    async retirePreviousSecret(projectId: string, id: string, audit: Audit) {
+    async retirePreviousSecret(projectId: string, id: string) {
       const row = await store.retirePrevious(projectId, id);
       if (!row) throw notFound('webhook endpoint');
       if (row.retired) {

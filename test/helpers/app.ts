@@ -159,14 +159,15 @@ export async function startService(
       db.transaction(async (tx, hooks) => {
         const slug = `p${++tenants}-${process.pid}`;
         const audit = auditInto({ actor: { type: 'cli' }, requestId: `test-${slug}` }, hooks);
-        const project = await projectService(tx).create({ slug, name: `Project ${slug}`, mode }, audit);
-        const created = await keyService(tx).create(project, { scopes: [...scopes] }, audit);
+        const work = { db: tx, hooks, audit };
+        const project = await projectService(work).create({ slug, name: `Project ${slug}`, mode });
+        const created = await keyService(work).create(project, { scopes: [...scopes] });
         return { projectId: project.id, slug, key: created.key, keyId: created.id };
       }),
     operator: (scopes = OPERATOR_SCOPES) =>
       db.transaction(async (tx, hooks) => {
         const audit = auditInto({ actor: { type: 'cli' }, requestId: 'test-operator' }, hooks);
-        const created = await keyService(tx).createOperator({ scopes: [...scopes] }, audit);
+        const created = await keyService({ db: tx, hooks, audit }).createOperator({ scopes: [...scopes] });
         return { key: created.key, keyId: created.id };
       }),
   };

@@ -282,26 +282,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/core/v1/webhook-endpoints/{id}/deliveries": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The endpoint’s deliveries with their attempts, newest first, a page at a time
-         * @description state and eventType keep the deliveries of that state, or of events of that type.
-         */
-        get: operations["listEndpointDeliveries"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/core/v1/event-types": {
         parameters: {
             query?: never;
@@ -335,6 +315,26 @@ export interface paths {
         post?: never;
         /** Forget a declared event type (events of it may still be published, unchecked) */
         delete: operations["deleteEventType"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/core/v1/webhook-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The endpoint’s deliveries with their attempts, newest first, a page at a time
+         * @description state and eventType keep the deliveries of that state, or of events of that type.
+         */
+        get: operations["listEndpointDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -947,6 +947,24 @@ export interface components {
                 createdAt: string;
             }[];
         };
+        EventType: {
+            name: string;
+            description: string;
+            schema: {
+                [key: string]: unknown;
+            } | null;
+            example: {
+                [key: string]: unknown;
+            } | null;
+            source: "project" | "platform";
+            /** @description active endpoints that take this type */
+            subscribers: number;
+            /** @description null for the platform’s types */
+            createdAt: string | null;
+        };
+        EventTypeList: {
+            data: components["schemas"]["EventType"][];
+        };
         EndpointDeliveries: {
             data: {
                 /** Format: uuid */
@@ -981,24 +999,6 @@ export interface components {
                 }[];
             }[];
             nextCursor: string | null;
-        };
-        EventType: {
-            name: string;
-            description: string;
-            schema: {
-                [key: string]: unknown;
-            } | null;
-            example: {
-                [key: string]: unknown;
-            } | null;
-            source: "project" | "platform";
-            /** @description active endpoints that take this type */
-            subscribers: number;
-            /** @description null for the platform’s types */
-            createdAt: string | null;
-        };
-        EventTypeList: {
-            data: components["schemas"]["EventType"][];
         };
         DeliveryRetried: {
             /** Format: uuid */
@@ -3025,97 +3025,6 @@ export interface operations {
             };
         };
     };
-    listEndpointDeliveries: {
-        parameters: {
-            query?: {
-                /** @description rows per page, default 20 */
-                limit?: number;
-                cursor?: string;
-                state?: "pending" | "delivered" | "dead" | "cancelled";
-                eventType?: string;
-            };
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EndpointDeliveries"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
     listEventTypes: {
         parameters: {
             query?: never;
@@ -3400,6 +3309,97 @@ export interface operations {
             };
             /** @description a problem (RFC 9457): see its code */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    listEndpointDeliveries: {
+        parameters: {
+            query?: {
+                /** @description rows per page, default 20 */
+                limit?: number;
+                cursor?: string;
+                state?: "pending" | "delivered" | "dead" | "cancelled";
+                eventType?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointDeliveries"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

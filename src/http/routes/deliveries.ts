@@ -1,25 +1,38 @@
-// Recovering deliveries (CONTRACT.md, Delivery control): one retried now, an endpoint's history re-sent
-// in bulk by a background job (with a dry run), and the job's progress.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
-import type { Context } from '../../context.ts';
-import { getJob } from '../../recovery/jobs.ts';
-import { recovery } from '../../recovery/recovery.ts';
+// Deliveries: an endpoint's, newest first with their attempts; one retried now; an endpoint's history
+// re-sent in bulk by a background job (with a dry run), and the job's progress.
+import { EndpointDeliveriesQuerySchema, EndpointDeliveriesSchema } from '../../events/schema.ts';
+import { pageOf } from '../../pagination.ts';
 import { JobSchema, RecoverBodySchema, RecoverySchema, RetriedSchema } from '../../recovery/schema.ts';
-import { IdParamsSchema } from '../../webhooks/schema.ts';
 import { errorResponses } from '../problems.ts';
-import { IdempotencyHeaders, projectIdOf, ref, transactionOf } from './common.ts';
+import { IdempotencyHeaders, IdParamsSchema, projectIdOf, ref, routes } from './common.ts';
 
-const TAGS = ['deliveries'];
+const write = { access: 'webhooks:write' as const };
+const byId = { headers: IdempotencyHeaders, params: IdParamsSchema, tags: ['deliveries'] };
 
-export const deliveryRoutes =
-  (context: Context): FastifyPluginAsyncTypebox =>
-  async (app) => {
-    for (const schema of [RetriedSchema, RecoverySchema, JobSchema]) app.addSchema(schema);
-    const write = { access: 'webhooks:write' as const };
-    const byId = { headers: IdempotencyHeaders, params: IdParamsSchema, tags: TAGS };
-    const recoveryOf = (request: FastifyRequest) =>
-      recovery(transactionOf(request), context.config.retentionDays);
+export const deliveryRoutes = routes(
+  [EndpointDeliveriesSchema, RetriedSchema, RecoverySchema, JobSchema],
+  (app) => {
+    app.get(
+      '/core/v1/webhook-endpoints/:id/deliveries',
+      {
+        config: { access: 'webhooks:read' },
+        schema: {
+          operationId: 'listEndpointDeliveries',
+          summary: 'The endpoint’s deliveries with their attempts, newest first, a page at a time',
+          description: 'state and eventType keep the deliveries of that state, or of events of that type.',
+          tags: ['webhooks'],
+          params: IdParamsSchema,
+          querystring: EndpointDeliveriesQuerySchema,
+          response: { 200: ref('EndpointDeliveries'), ...errorResponses(400, 403, 404) },
+        },
+      },
+      async (request) => {
+        const { state, eventType } = request.query;
+        const page = pageOf(request.query);
+        const log = request.services.deliveryLog;
+        return log.ofEndpoint(projectIdOf(request), request.params.id, page, { state, eventType });
+      },
+    );
 
     app.post(
       '/core/v1/deliveries/:id/retry',
@@ -34,7 +47,7 @@ export const deliveryRoutes =
       },
       async (request, reply) => {
         reply.code(202);
-        return recoveryOf(request).retry(projectIdOf(request), request.params.id);
+        return request.services.recovery.retry(projectIdOf(request), request.params.id);
       },
     );
 
@@ -59,11 +72,8 @@ export const deliveryRoutes =
         },
       },
       async (request, reply) => {
-        const result = await recoveryOf(request).recover(
-          projectIdOf(request),
-          request.params.id,
-          request.body,
-        );
+        const { recovery } = request.services;
+        const result = await recovery.recover(projectIdOf(request), request.params.id, request.body);
         reply.code(result.jobId ? 202 : 200);
         return result;
       },
@@ -76,11 +86,12 @@ export const deliveryRoutes =
         schema: {
           operationId: 'getJob',
           summary: 'A background job and its progress',
-          tags: TAGS,
+          tags: ['deliveries'],
           params: IdParamsSchema,
           response: { 200: ref('Job'), ...errorResponses(403, 404) },
         },
       },
-      async (request) => getJob(context.db, projectIdOf(request), request.params.id),
+      async (request) => request.services.jobs.get(projectIdOf(request), request.params.id),
     );
-  };
+  },
+);

@@ -4,7 +4,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Context } from '../../context.ts';
 import { HealthSchema, ProbeSchema } from '../../health/schema.ts';
-import { endpointStore } from '../../webhooks/store.ts';
 import { errorResponses } from '../problems.ts';
 
 export const healthRoutes =
@@ -29,11 +28,7 @@ export const healthRoutes =
         const { statusCode, body } = await health.report();
         const project = request.principal?.project;
         if (project && body.db === 'up') {
-          body.endpoints = (await endpointStore(context.db).list(project.id)).map((e) => ({
-            id: e.id,
-            state: !e.active ? 'disabled' : e.paused ? 'paused' : 'active',
-            waiting: e.waiting,
-          }));
+          body.endpoints = await request.services.webhookEndpoints.states(project.id);
         }
         return reply.code(statusCode).send(body);
       },

@@ -8,7 +8,6 @@ import type { Context } from '../../context.ts';
 import { guardedAgent } from '../../delivery/sender.ts';
 import { PlatformError } from '../../errors.ts';
 import { logoFetcher } from '../../portal/logo.ts';
-import { portalService } from '../../portal/service.ts';
 import { portalToken } from '../auth.ts';
 
 const DIST = new URL('../../../web/portal/dist/', import.meta.url).pathname;
@@ -55,9 +54,7 @@ export const portalPageRoutes =
     const ancestorsOf = async (request: FastifyRequest) => {
       const token = portalToken(request);
       if (!token) return [];
-      const principal = await portalService(context.db)
-        .check(token)
-        .catch(() => undefined);
+      const principal = await request.services.portal.check(token).catch(() => undefined);
       return principal?.session.frameAncestors ?? [];
     };
 
@@ -80,7 +77,7 @@ export const portalPageRoutes =
     const logos = logoFetcher({ agent, timeoutMs, userAgent: `platform-core/${config.version}` });
     app.get('/portal/logo', options, async (request, reply) => {
       const token = portalToken(request);
-      const principal = token ? await portalService(context.db).check(token) : undefined;
+      const principal = token ? await request.services.portal.check(token) : undefined;
       const url = principal?.project.theme.logoUrl;
       const logo = url ? await logos.get(url) : null;
       if (!logo) throw new PlatformError('NOT_FOUND', 'no logo');

@@ -1,41 +1,21 @@
-// The portal's two faces on the API: /core/v1/portal-sessions, where a project's key mints, lists and
-// revokes sessions (never a session itself: a session cannot extend itself), and /portal/session, where
-// the portal's page trades a link's code for the session cookie, reads its session, and signs out.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Context } from '../../context.ts';
-import { PlatformError } from '../../errors.ts';
+// /core/v1/portal-sessions: a project's key mints, lists and revokes the sessions of its developers'
+// portal (never a session itself: a session cannot extend itself). The cookie's side is portal-session.ts.
 import { PageQuerySchema, pageOf } from '../../pagination.ts';
 import {
   CreatePortalSessionBodySchema,
-  ExchangeBodySchema,
   PortalSessionCreatedSchema,
   PortalSessionPageSchema,
 } from '../../portal/schema.ts';
-import { csrfMatches, portalService, type SessionPrincipal } from '../../portal/service.ts';
-import { IdParamsSchema } from '../../webhooks/schema.ts';
-import { portalToken, principalOf, projectOf } from '../auth.ts';
+import { principalOf, projectOf } from '../auth.ts';
 import { errorResponses } from '../problems.ts';
-import { auditOf, IdempotencyHeaders, projectIdOf, ref, transactionOf } from './common.ts';
+import { IdempotencyHeaders, IdParamsSchema, projectIdOf, ref, routes } from './common.ts';
 
-const TAGS = ['portal'];
-const COOKIE = 'platform_portal';
+const tags = ['portal'];
+const keyOnly = { portal: false } as const;
 
-export const portalSessionRoutes =
-  (context: Context): FastifyPluginAsyncTypebox =>
-  async (app) => {
-    app.addSchema(PortalSessionCreatedSchema);
-    app.addSchema(PortalSessionPageSchema);
-    const keyOnly = { portal: false } as const;
-    /** Where users reach this service: PLATFORM_PUBLIC_URL, else the address it listens on. */
-    const publicUrl = () => {
-      if (context.config.publicUrl) return context.config.publicUrl;
-      const [first] = app.addresses();
-      if (!first || typeof first === 'string') throw new Error('the API does not listen on a TCP address');
-      const host = first.family === 'IPv6' ? `[${first.address}]` : first.address;
-      return `http://${host}:${first.port}`;
-    };
-
+/** The routes; `publicUrl` is where users reach this service (the link's base). */
+export const portalSessionRoutes = (publicUrl: () => string) =>
+  routes([PortalSessionCreatedSchema, PortalSessionPageSchema], (app) => {
     app.post(
       '/core/v1/portal-sessions',
       {
@@ -43,7 +23,7 @@ export const portalSessionRoutes =
         schema: {
           operationId: 'createPortalSession',
           summary: 'A portal session for the project’s developers, and the one-time link that opens it',
-          tags: TAGS,
+          tags,
           headers: IdempotencyHeaders,
           body: CreatePortalSessionBodySchema,
           response: { 201: ref('PortalSessionCreated'), ...errorResponses(400, 403, 409, 413, 415, 422) },
@@ -51,12 +31,7 @@ export const portalSessionRoutes =
       },
       async (request, reply) => {
         const principal = { ...principalOf(request), project: projectOf(request) };
-        const created = await portalService(transactionOf(request)).create(
-          principal,
-          request.body,
-          publicUrl(),
-          auditOf(request),
-        );
+        const created = await request.services.portal.create(principal, request.body, publicUrl());
         reply.code(201);
         return created;
       },
@@ -69,12 +44,12 @@ export const portalSessionRoutes =
         schema: {
           operationId: 'listPortalSessions',
           summary: 'The project’s portal sessions, newest first',
-          tags: TAGS,
+          tags,
           querystring: PageQuerySchema,
           response: { 200: ref('PortalSessionPage'), ...errorResponses(400, 403) },
         },
       },
-      async (request) => portalService(context.db).list(projectIdOf(request), pageOf(request.query)),
+      async (request) => request.services.portal.list(projectIdOf(request), pageOf(request.query)),
     );
 
     app.delete(
@@ -84,71 +59,15 @@ export const portalSessionRoutes =
         schema: {
           operationId: 'revokePortalSession',
           summary: 'End a portal session at once',
-          tags: TAGS,
+          tags,
           headers: IdempotencyHeaders,
           params: IdParamsSchema,
           response: { 204: { type: 'null' }, ...errorResponses(400, 403, 404, 409, 422) },
         },
       },
       async (request, reply) => {
-        await portalService(transactionOf(request)).revoke(
-          projectIdOf(request),
-          request.params.id,
-          auditOf(request),
-        );
+        await request.services.portal.revoke(projectIdOf(request), request.params.id);
         reply.code(204);
       },
     );
-
-    const hidden = { hide: true, tags: TAGS };
-    app.post(
-      '/portal/session',
-      { config: { access: 'public' }, schema: { ...hidden, body: ExchangeBodySchema } },
-      async (request, reply) => {
-        const { token, principal } = await portalService(context.db).exchange(request.body.code);
-        setCookie(request, reply, token, principal.expiresAt ?? Date.now());
-        return describe(principal);
-      },
-    );
-    app.get('/portal/session', { config: { access: 'public' }, schema: hidden }, async (request) => {
-      const token = portalToken(request);
-      if (!token) throw new PlatformError('PORTAL_SESSION_EXPIRED');
-      return describe(await portalService(context.db).check(token));
-    });
-    app.delete(
-      '/portal/session',
-      { config: { access: 'public' }, schema: hidden },
-      async (request, reply) => {
-        // Signing out is a write made with the cookie: it carries the CSRF token as the others do.
-        const token = portalToken(request);
-        if (token) {
-          const principal = await portalService(context.db)
-            .check(token)
-            .catch(() => undefined);
-          if (principal && !csrfMatches(principal, request.headers['x-csrf-token']))
-            throw new PlatformError('CSRF_TOKEN_INVALID');
-          if (principal) await portalService(context.db).signOut(principal);
-        }
-        setCookie(request, reply, '', 0);
-        reply.code(204);
-      },
-    );
-
-    function setCookie(request: FastifyRequest, reply: FastifyReply, token: string, until: number) {
-      const secure = request.protocol === 'https' || context.config.publicUrl?.startsWith('https:');
-      const maxAge = Math.max(0, Math.floor((until - Date.now()) / 1000));
-      reply.header(
-        'set-cookie',
-        `${COOKIE}=${token}; Path=/; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`,
-      );
-    }
-  };
-
-/** What the portal's page needs of its session: its project, language, scopes and CSRF token. */
-const describe = (principal: SessionPrincipal) => ({
-  project: principal.project,
-  language: principal.session.language,
-  scopes: [...principal.scopes],
-  expiresAt: new Date(principal.expiresAt ?? 0).toISOString(),
-  csrfToken: principal.session.csrfToken,
-});
+  });

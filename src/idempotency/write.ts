@@ -1,0 +1,22 @@
+// The one way a service writes. A write whose outcome it can foresee (the ids and times it makes, the room
+// it expects) is offered as one statement: the idempotency claim, the effect, the audit entry and the
+// recorded answer together, in one round trip (sole.ts). When that statement finds the effect not as
+// foreseen it undoes itself, and the write goes the ordinary way, statement by statement, in the
+// request's transaction; so does a write nothing was foreseen for. Either way the effect and its record
+// commit together or not at all.
+import type { SoleWrite, TransactionHooks } from '../db/database.ts';
+
+/** A write's foreseen outcome: the statement that makes it, and the answer it gives when it takes place. */
+export interface Foreseen<T> {
+  statement: SoleWrite;
+  answer: T;
+}
+
+export async function write<T>(
+  hooks: Pick<TransactionHooks, 'sole'>,
+  foreseen: Foreseen<T> | undefined,
+  ordinary: () => Promise<T>,
+): Promise<T> {
+  if (foreseen && (await hooks.sole(foreseen.statement, foreseen.answer))) return foreseen.answer;
+  return ordinary();
+}

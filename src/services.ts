@@ -1,0 +1,74 @@
+// The services of one unit of work (work.ts), built in one place for every caller: a request (a route asks
+// request.services), a CLI command, a test, a benchmark. Each is made the first time it is asked for,
+// once per unit of work, bound to that work's database handle, hooks and actor; what they share for the
+// whole process comes from the context. Nothing else builds a service.
+import { auditLog } from './audit/store.ts';
+import { eventCatalogue } from './catalogue/service.ts';
+import type { Context } from './context.ts';
+import { deliveryLog } from './delivery-log/log.ts';
+import { erasureService } from './erasure/service.ts';
+import { eventService } from './events/service.ts';
+import { keyService } from './keys/service.ts';
+import { portalService } from './portal/service.ts';
+import { projectService } from './projects/service.ts';
+import { getJob } from './recovery/jobs.ts';
+import { recovery } from './recovery/recovery.ts';
+import { limitOverrides } from './usage/overrides.ts';
+import { usageService } from './usage/service.ts';
+import { webhookEndpointService } from './webhooks/service.ts';
+import type { Work } from './work.ts';
+
+export function servicesOf(context: Context, work: Work) {
+  const { db } = work;
+  const catalogue = () => eventCatalogue(db, context.registry, context.schemas);
+  return lazily({
+    projects: () => projectService(work),
+    keys: () => keyService(work),
+    limits: () => limitOverrides(work, { registry: context.registry, defaults: context.config.dailyLimits }),
+    usage: () => usageService(context),
+    catalogue,
+    webhookEndpoints: () =>
+      webhookEndpointService(work, {
+        keyring: context.keyring,
+        addresses: { allowPrivate: context.config.webhookAllowPrivate, resolve: context.resolve },
+        registry: context.registry,
+        declaredTypes: context.declaredTypes,
+      }),
+    events: () =>
+      eventService(work, {
+        ...context,
+        log: deliveryLog(db, context.config.retentionDays),
+        retentionDays: context.config.retentionDays,
+        wake: context.wakeWorkers,
+        forecast: context.deliveryForecast,
+        checkData: (projectId, type, data, fresh) =>
+          catalogue().check(projectId, type, data, context.declaredTypes, fresh),
+      }),
+    deliveryLog: () => deliveryLog(db, context.config.retentionDays),
+    recovery: () => recovery(db, context.config.retentionDays),
+    jobs: () => ({ get: (projectId: string, id: string) => getJob(db, projectId, id) }),
+    erasure: () => erasureService(work, context),
+    portal: () => portalService(work),
+    audit: () => auditLog(db),
+  });
+}
+
+export type Services = ReturnType<typeof servicesOf>;
+
+/** An object whose members are made on first reading, each once. */
+function lazily<T extends Record<string, () => unknown>>(
+  makers: T,
+): { readonly [K in keyof T]: ReturnType<T[K]> } {
+  const made = new Map<string, unknown>();
+  const object = {};
+  for (const [name, make] of Object.entries(makers)) {
+    Object.defineProperty(object, name, {
+      enumerable: true,
+      get: () => {
+        if (!made.has(name)) made.set(name, make());
+        return made.get(name);
+      },
+    });
+  }
+  return object as { readonly [K in keyof T]: ReturnType<T[K]> };
+}
