@@ -29,7 +29,7 @@ const USAGE = `usage: platform <command> [--json]
   --version
 
 Every command takes --json: one JSON object on stdout and nothing else.
-Configuration comes from the environment: see README.md.`;
+Configuration comes from the environment: see docs/configuration.md.`;
 
 const version = () =>
   (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })

@@ -1,4 +1,4 @@
-// Cursor pagination, as every list of the API pages (CONTRACT.md, Contract 0.2): `?limit` (1-100, default
+// Cursor pagination, as every list of the API pages (docs/api.md, Lists): `?limit` (1-100, default
 // 20) and `?cursor`, answered as {data, nextCursor}. A cursor is the sort key of the last row given, opaque
 // to clients; a list asks for one row more than the page to know whether another page follows.
 import { Type } from 'typebox';
@@ -34,6 +34,22 @@ export function pageOf(query: { limit?: number; cursor?: string }): Page {
     });
   }
   return { limit, after };
+}
+
+/**
+ * The end of a list's query over a time column and `id`: the page's keyset condition (rows after the
+ * cursor), its order, and a limit of one row more than the page, as SQL whose parameters are numbered
+ * from `first`, and their values. The list's own conditions come before it (`where … ${sql}`).
+ */
+export function keyset(page: Page, o: { at: string; order: 'newest' | 'oldest'; first: number }) {
+  const [cmp, dir] = o.order === 'newest' ? ['<', 'desc'] : ['>', 'asc'];
+  const [at, id, limit] = [o.first, o.first + 1, o.first + 2].map((n) => `$${n}`);
+  return {
+    sql: `and (${at}::timestamptz is null or (${o.at}, id) ${cmp} (${at}::timestamptz, ${id}::uuid))
+        order by ${o.at} ${dir}, id ${dir}
+        limit ${limit}`,
+    values: [page.after?.at ?? null, page.after?.id ?? null, page.limit + 1],
+  };
 }
 
 /** The page of rows fetched with limit + 1, and the cursor of the next page when there is one. */

@@ -1,4 +1,4 @@
-// Portal sessions (CONTRACT.md, Portal): minted by a key with a one-time link, exchanged by the page for
+// Portal sessions (docs/portal.md): minted by a key with a one-time link, exchanged by the page for
 // a cookie that acts for the project with the portal's scopes (capped by the key's), writes guarded by
 // the session's CSRF token, and ended by expiry, revocation, sign-out or its key's revocation.
 import assert from 'node:assert/strict';

@@ -1,7 +1,7 @@
 // The audit log (migration 0010): who changed what, written in the transaction of the change, so that an
 // entry exists exactly when its effect does. It names the fields that changed, never their values.
 import type { Db, TransactionHooks } from '../db/database.ts';
-import { type Page, pageFrom } from '../pagination.ts';
+import { keyset, type Page, pageFrom } from '../pagination.ts';
 
 export const AUDIT_ACTIONS = [
   'project.created',
@@ -95,26 +95,18 @@ export function auditInto(context: AuditContext, hooks: Pick<TransactionHooks, '
 
 export const auditLog = (db: Db) => ({
   /** Newest first, filtered by project, action and time. */
-  async list(filter: { projectId?: string; action?: string; since?: string }, { limit, after }: Page) {
+  async list(filter: { projectId?: string; action?: string; since?: string }, page: Page) {
+    const paged = keyset(page, { at: 'at', order: 'newest', first: 4 });
     const { rows } = await db.query<AuditRow>(
       `select id, ${AT} as at, actor_type, actor_key_id, action, project_id, target_type, target_id, request_id, fields
          from audit_log
         where ($1::uuid is null or project_id = $1)
           and ($2::text is null or action = $2)
           and ($3::timestamptz is null or at >= $3)
-          and ($4::timestamptz is null or (at, id) < ($4::timestamptz, $5::uuid))
-        order by at desc, id desc
-        limit $6`,
-      [
-        filter.projectId ?? null,
-        filter.action ?? null,
-        filter.since ?? null,
-        after?.at ?? null,
-        after?.id ?? null,
-        limit + 1,
-      ],
+          ${paged.sql}`,
+      [filter.projectId ?? null, filter.action ?? null, filter.since ?? null, ...paged.values],
     );
-    const page = pageFrom(rows, limit, (row) => ({ at: row.at, id: row.id }));
-    return { data: page.data.map(toRecord), nextCursor: page.nextCursor };
+    const listed = pageFrom(rows, page.limit, (row) => ({ at: row.at, id: row.id }));
+    return { data: listed.data.map(toRecord), nextCursor: listed.nextCursor };
   },
 });

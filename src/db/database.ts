@@ -81,9 +81,8 @@ export interface Database extends Db {
 }
 
 /**
- * With many transactions at once on few cores, each costs PostgreSQL more CPU: publishing through 20
- * connections on two cores it spent 503 µs a publish, through 10 it spent 358 µs and took 15 % more
- * publishes a second (bench/RESULTS.md).
+ * With many transactions at once on few cores, each costs PostgreSQL more CPU: through 10 connections
+ * rather than 20 it spent less a publish and took more publishes a second (docs/decisions/pool-size.md).
  */
 export const DEFAULT_POOL_SIZE = 10;
 
@@ -277,16 +276,23 @@ export function onlyRow<R extends pg.QueryResultRow>(result: pg.QueryResult<R>):
   return row;
 }
 
+/** The code of an error from PostgreSQL (its SQLSTATE) or from Node (ECONNREFUSED…), if it has one. */
+export function pgCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 /** Errors that mean "the database cannot be reached", as opposed to a bad query. */
 export function isUnavailable(error: unknown): boolean {
-  const e = error as { code?: string; message?: string };
-  if (typeof e?.code === 'string') {
+  const code = pgCode(error);
+  if (code !== undefined) {
     // node networking errors; PostgreSQL's connection exception and operator intervention classes (a
     // restart, a shutdown), and too many connections (53300)
-    if (['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(e.code))
+    if (['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(code))
       return true;
-    if (e.code.startsWith('08') || e.code.startsWith('57P') || e.code === '53300') return true;
+    if (code.startsWith('08') || code.startsWith('57P') || code === '53300') return true;
   }
+  const e = error as { message?: string } | undefined;
   // pg's own: a pool that cannot connect in time, a connection cut, a client used after its connection broke
   return /timeout exceeded when trying to connect|Connection terminated|connection timeout|is not queryable/i.test(
     e?.message ?? '',

@@ -11,6 +11,7 @@ import { userInfo } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { pgCode } from './database.ts';
 
 const run = promisify(execFile);
 const PORT = 5432; // only names the socket file (.s.PGSQL.5432); nothing listens on TCP
@@ -165,8 +166,7 @@ async function reachable(pgdata: string): Promise<boolean> {
       await client.query('select 1');
       return true;
     } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (code !== '57P03') return false; // anything but "the database system is starting up"
+      if (pgCode(error) !== '57P03') return false; // anything but "the database system is starting up"
       await new Promise((resolve) => setTimeout(resolve, 100));
     } finally {
       await client.end().catch(() => {});
@@ -183,7 +183,7 @@ async function createDatabase(pgdata: string) {
     const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [DATABASE]);
     if (rowCount === 0) await client.query(`create database ${DATABASE}`);
   } catch (error) {
-    if ((error as { code?: string }).code !== '42P04') throw error; // created meanwhile by another process
+    if (pgCode(error) !== '42P04') throw error; // created meanwhile by another process
   } finally {
     await client.end();
   }

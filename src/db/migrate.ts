@@ -1,7 +1,7 @@
 // Forward-only migrations: the .sql files of ./migrations in name order, each in its own transaction,
 // all under one advisory lock so that several processes starting at once migrate exactly once.
 import { readdirSync, readFileSync } from 'node:fs';
-import type { Database, Db } from './database.ts';
+import { type Database, type Db, pgCode } from './database.ts';
 
 const DIRECTORY = new URL('./migrations/', import.meta.url);
 const LOCK = 7_310_001; // pg_advisory_lock key of the migrator
@@ -55,7 +55,7 @@ export async function appliedMigrations(db: Db): Promise<string[]> {
   const { rows } = await db
     .query<{ name: string }>(`select name from schema_migrations order by name`)
     .catch((error) => {
-      if ((error as { code?: string }).code === '42P01') return { rows: [] }; // the table does not exist yet
+      if (pgCode(error) === '42P01') return { rows: [] }; // the table does not exist yet
       throw error;
     });
   return rows.map((row) => row.name);

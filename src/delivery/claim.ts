@@ -11,7 +11,7 @@
 //   4. a delivery whose endpoint is gone or disabled is cancelled; one whose endpoint is paused is held;
 //   5. the rest are leased (an expired lease is due again: a crashed worker loses nothing) and returned with
 //      everything the send needs (event, address, sealed secrets), grouped in runs.
-import type { Database, Db } from '../db/database.ts';
+import { type Database, type Db, pgCode } from '../db/database.ts';
 import { LANE_LOCK } from '../outbox/lanes.ts';
 import { LOOKAHEAD_S, type Paced, pace } from './pacing.ts';
 
@@ -93,8 +93,8 @@ export async function claim(
     // commit stay on for every other write). All it writes can be lost in a crash without losing a
     // delivery: a lease (the delivery is due again, and sent again, as after any crash mid-send), and
     // what the next claim would decide again (a cancel, a hold, a push to a slot). The first write that
-    // waits for its flush flushes this one too. Publish→receipt p50 at 1,000/s: 1.1-1.3 ms against
-    // 1.6-2.3 (bench/RESULTS.md).
+    // waits for its flush flushes this one too (docs/decisions/claim-commit.md: publish→receipt's p50
+    // fell by a third).
     await tx.query('set local synchronous_commit = off');
     const due = await dueDeliveries(tx, options.limit, options.leftOut);
     if (due.length === 0) return { runs: [], due: 0, pushed: 0, nextSlot: null, claimedAt: 0 };
@@ -129,7 +129,7 @@ export async function claim(
  * the lookahead in seconds. The limit is a subquery so that PostgreSQL cannot read its value when planning:
  * known, and with statistics taken before a backlog (they count it as a few rows, no more than the limit),
  * a plan made for the values (a custom plan) read every due delivery, hashed them with their endpoints and
- * sorted them, to keep 64 (80-100 ms a claim with 20,000 due, bench/RESULTS.md). An unknown limit is
+ * sorted them, to keep 64 (tens of ms a claim with a backlog: docs/decisions/plans-on-a-small-day.md). An unknown limit is
  * planned as a tenth of the rows, so the plan walks the due index in order and stops at the limit.
  */
 export const DUE_QUERY = `select d.project_id, d.id, d.event_created_at, d.endpoint_id, d.lane, d.seq, d.throttled, d.held,
@@ -205,7 +205,7 @@ async function runsBehind(tx: Db, heads: Due[]): Promise<Due[][]> {
     followers = rows;
     await tx.query('release savepoint run');
   } catch (error) {
-    if ((error as { code?: string }).code !== '55P03') throw error;
+    if (pgCode(error) !== '55P03') throw error; // lock_not_available
     await tx.query('rollback to savepoint run');
   }
   const now = heads[0]?.now ?? 0;

@@ -15,7 +15,7 @@ import type { Run } from './claim.ts';
  * An endpoint whose last answer came within this is sending quickly: a claim may take more of its
  * deliveries than a mark's worth. A slower one takes twice this or more to empty its mark, far longer
  * than a claim takes. (Leasing only a mark's worth of a receiver answering at once cost it throughput:
- * bench/RESULTS.md.) An endpoint timing out, or one not yet heard from, is not quick.
+ * docs/decisions/claim-shares.md.) An endpoint timing out, or one not yet heard from, is not quick.
  */
 const QUICK_MS = 1000;
 /**

@@ -107,8 +107,8 @@ class Captured extends Error {}
 
 /**
  * One POST through undici's dispatcher, its answer gathered by a handler (Attempt). undici's `request`
- * wraps the same dispatch in a response stream and an abort signal: 104.9 µs of CPU a signed send against
- * 81.4 here (npm run bench -- sender, bench/RESULTS.md).
+ * wraps the same dispatch in a response stream and an abort signal, which cost a quarter more CPU a send
+ * (docs/decisions/sender-dispatcher.md; npm run bench -- sender).
  */
 function post(
   agent: Agent,

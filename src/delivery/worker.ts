@@ -36,9 +36,9 @@ const HEARTBEAT_MS = 10_000;
 const CLAIM_BATCH = 200;
 /**
  * Runs a worker holds for each send slot. Claims fill what is held, not the free slots: with only the
- * free slots to fill, a worker sending 32 at a time claimed 20 deliveries a time, and a claim costs
- * about as much for 20 as for 200 (bench/RESULTS.md). An endpoint holds less than its mark and one claim's
- * share of it (held.ts).
+ * free slots to fill, claims were small, and a claim costs about as much for a few rows as for a batch
+ * (docs/decisions/claims-fill-a-queue.md). An endpoint holds less than its mark and one claim's share
+ * of it (held.ts).
  */
 const HELD_PER_SLOT = 4;
 

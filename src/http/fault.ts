@@ -1,7 +1,7 @@
 // Maps every error that is not already a PlatformError (Fastify's own, PostgreSQL's, anything else)
 // to one. Expected failures get their 4xx; the database being unreachable is 503; the rest is INTERNAL.
 import type { FastifyError } from 'fastify';
-import { isUnavailable } from '../db/database.ts';
+import { isUnavailable, pgCode } from '../db/database.ts';
 import { type FieldError, PlatformError } from '../errors.ts';
 
 interface AjvError {
@@ -35,7 +35,7 @@ export function toPlatformError(error: FastifyError, bodyLimit?: number): Platfo
   }
   if (isUnavailable(error)) return new PlatformError('SERVICE_UNAVAILABLE', 'the database is unreachable');
   // PostgreSQL class 22 (data exception), e.g. a NUL character in text: the input, not the service.
-  if (typeof error.code === 'string' && /^22[0-9A-Z]{3}$/.test(error.code)) {
+  if (/^22[0-9A-Z]{3}$/.test(pgCode(error) ?? '')) {
     return new PlatformError(
       'VALIDATION_FAILED',
       'a value in the request cannot be stored (for example a NUL character)',

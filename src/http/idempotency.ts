@@ -59,7 +59,7 @@ export function registerIdempotency(
     route.config = { ...route.config, idempotent: true };
     route.handler = idempotent(route.handler as RouteHandlerMethod);
     // A route's own onRequest hooks run after the application's (authentication, scope, limits) and
-    // before body validation: the order of checks CONTRACT.md sets. Only mutating routes pay for it.
+    // before body validation: the order of checks docs/api.md sets. Only mutating routes pay for it.
     const own = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
     route.onRequest = [...own, requireIdempotencyKey];
   });

@@ -1,4 +1,4 @@
-// The idempotency protocol of CONTRACT.md: the key a header carries, and the fingerprint of a request
+// The idempotency protocol (docs/api.md, Idempotent writes): the key a header carries, and the fingerprint of a request
 // (method, route template, path parameters and body), so that a replay can be told from a reuse.
 import { createHash } from 'node:crypto';
 import { PlatformError } from '../errors.ts';

@@ -16,7 +16,7 @@
 // that is why only operations whose answer is known beforehand (their ids and times made here) can go
 // this way.
 import type pg from 'pg';
-import type { SoleWrite } from '../db/database.ts';
+import { pgCode, type SoleWrite } from '../db/database.ts';
 import { type Claim, cutoffOf, type Recorded } from './store.ts';
 
 /** The sole write as the one statement that also claims its key and records its answer. */
@@ -56,7 +56,7 @@ select case when not pg_try_advisory_xact_lock(hashtextextended(${$(1)}::uuid::t
 }
 
 /** Whether the sole write raised because its effect was not what was foreseen: nothing changed. */
-export const missed = (error: unknown) => (error as { code?: string }).code === 'PCMIS';
+export const missed = (error: unknown) => pgCode(error) === 'PCMIS';
 
 /** The statement with each `$n` made `$(n + by)`, to follow `by` parameters of another part. */
 function shiftParameters(text: string, by: number): string {

@@ -1,6 +1,6 @@
 // When each key was last used, to the minute, without a write per request: a request notes its key's
 // current minute in memory (a map lookup), and the minutes noted are written in one statement every 30 s
-// and at shutdown. lastUsedAt is therefore at most a minute behind (CONTRACT.md: accurate to 1 minute).
+// and at shutdown. lastUsedAt is therefore at most a minute behind (docs/management.md: accurate to 1 minute).
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
 import { keyStore } from './store.ts';

@@ -30,7 +30,7 @@ export type KeyCheck =
   | { kind: 'revoked' }
   | { kind: 'expired' };
 
-/** A key as the management API shows it (CONTRACT.md: ApiKey). */
+/** A key as the management API shows it (docs/management.md). */
 export interface ApiKey {
   id: string;
   projectId: string | null;

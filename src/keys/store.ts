@@ -1,5 +1,5 @@
 import { type Db, isoColumn, onlyRow } from '../db/database.ts';
-import type { Page } from '../pagination.ts';
+import { keyset, type Page } from '../pagination.ts';
 import type { ProjectRow } from '../projects/store.ts';
 
 /** A key as the management API shows it: never the key nor its hash. */
@@ -69,14 +69,11 @@ export const keyStore = (db: Db) => ({
   },
 
   /** A project's keys, newest first. */
-  async list(projectId: string, { limit, after }: Page): Promise<KeyRow[]> {
+  async list(projectId: string, page: Page): Promise<KeyRow[]> {
+    const paged = keyset(page, { at: 'created_at', order: 'newest', first: 2 });
     const { rows } = await db.query<KeyRow>(
-      `select ${RECORD} from api_keys
-        where project_id = $1
-          and ($2::timestamptz is null or (created_at, id) < ($2::timestamptz, $3::uuid))
-        order by created_at desc, id desc
-        limit $4`,
-      [projectId, after?.at ?? null, after?.id ?? null, limit + 1],
+      `select ${RECORD} from api_keys where project_id = $1 ${paged.sql}`,
+      [projectId, ...paged.values],
     );
     return rows;
   },

@@ -1,7 +1,7 @@
 // The process's Prometheus metrics (prom-client), one registry per service: what the API, the worker and
 // the meter count as they go, and what is read when scraped (the queue, the pool, the database).
 // No label names a project, an endpoint or a key: a label's values stay few, whatever the traffic.
-// README.md "Metrics" says what each means; ops/prometheus holds the rules that read them.
+// docs/operations.md, Metrics, says what each means; ops/prometheus holds the rules that read them.
 import client from 'prom-client';
 import { RequestDurations } from './request-durations.ts';
 

@@ -2,8 +2,7 @@
 // in-process signal, every other by a NOTIFY on the deliveries channel, sent after the commit rather than
 // in the writing statement. PostgreSQL holds a global lock on its notification queue from a notifying
 // transaction's commit until the commit is flushed, so a NOTIFY in every publish made every publish's
-// commit wait its turn: publishes went at 0.6 of the same statement without it (README, Decisions,
-// "Waking the workers").
+// commit wait its turn (docs/decisions/waking-workers.md).
 //
 // Sent after the commit, on a connection of their own (never queued behind the pool's requests), they are
 // coalesced: at most one is in flight, and a commit that ends while one is in flight gets one more once

@@ -7,7 +7,7 @@
 //  - a delivery still pending past the horizon is marked dead first; a day is dropped once none of its
 //    deliveries is pending and none died in the last 24 hours (so health still counts them).
 // Every step is idempotent and safe with several workers at once (the partition function takes a lock).
-import type { Database, Db } from '../db/database.ts';
+import { type Database, type Db, pgCode } from '../db/database.ts';
 
 /**
  * The oldest time a project's history holds, as SQL: its own retention, else the installation's (`days`,
@@ -141,7 +141,7 @@ async function givingWay<T>(db: Database, fn: (tx: Db) => Promise<T>): Promise<T
         return fn(tx);
       });
     } catch (error) {
-      const code = (error as { code?: string }).code;
+      const code = pgCode(error);
       const gaveWay = code === '55P03' || code === '40P01'; // lock_not_available, deadlock_detected
       if (!gaveWay || attempt === TRIES) throw error;
       await new Promise((resolve) => setTimeout(resolve, 100 * attempt + Math.random() * 200));

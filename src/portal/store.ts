@@ -1,7 +1,7 @@
 // The SQL of portal sessions: made with their code, exchanged (the code for the token) in one statement,
 // found by their token with their project, listed and revoked.
 import { type Db, isoColumn } from '../db/database.ts';
-import type { Page } from '../pagination.ts';
+import { keyset, type Page } from '../pagination.ts';
 import type { ProjectRow } from '../projects/store.ts';
 
 export interface SessionRow {
@@ -81,14 +81,11 @@ export const portalStore = (db: Db) => ({
   },
 
   /** A project's sessions, newest first. */
-  async list(projectId: string, { limit, after }: Page): Promise<SessionRow[]> {
+  async list(projectId: string, page: Page): Promise<SessionRow[]> {
+    const paged = keyset(page, { at: 'created_at', order: 'newest', first: 2 });
     const { rows } = await db.query<SessionRow>(
-      `select ${RECORD} from portal_sessions
-        where project_id = $1
-          and ($2::timestamptz is null or (created_at, id) < ($2::timestamptz, $3::uuid))
-        order by created_at desc, id desc
-        limit $4`,
-      [projectId, after?.at ?? null, after?.id ?? null, limit + 1],
+      `select ${RECORD} from portal_sessions where project_id = $1 ${paged.sql}`,
+      [projectId, ...paged.values],
     );
     return rows;
   },

@@ -1,5 +1,5 @@
 import { type Db, isoColumn, onlyRow } from '../db/database.ts';
-import type { Page } from '../pagination.ts';
+import { keyset, type Page } from '../pagination.ts';
 
 export interface Theme {
   logoUrl: string | null;
@@ -40,7 +40,7 @@ export interface ProjectMe {
   theme: Theme;
 }
 
-/** The Project record of the management API (CONTRACT.md, Contract 0.2). */
+/** The Project record of the management API (docs/management.md). */
 export interface Project extends ProjectMe {
   retentionDays: number | null;
   portalFrameAncestors: string[];
@@ -106,14 +106,11 @@ export const projectStore = (db: Db) => ({
   },
 
   /** Oldest first; with a slug prefix, only the projects whose slug starts with it. */
-  async list(slugPrefix: string | undefined, { limit, after }: Page) {
+  async list(slugPrefix: string | undefined, page: Page) {
+    const paged = keyset(page, { at: 'created_at', order: 'oldest', first: 2 });
     const { rows } = await db.query<ProjectRow>(
-      `select ${COLUMNS} from projects
-        where ($1::text is null or starts_with(slug, $1))
-          and ($2::timestamptz is null or (created_at, id) > ($2::timestamptz, $3::uuid))
-        order by created_at, id
-        limit $4`,
-      [slugPrefix ?? null, after?.at ?? null, after?.id ?? null, limit + 1],
+      `select ${COLUMNS} from projects where ($1::text is null or starts_with(slug, $1)) ${paged.sql}`,
+      [slugPrefix ?? null, ...paged.values],
     );
     return rows;
   },

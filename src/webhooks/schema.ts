@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { EVENT_TYPE } from '../catalogue/schema.ts';
 import { MAX_URL_LENGTH } from './address-policy.ts';
 
-/** A type, `*`, or a prefix pattern such as `pay.*` or `core.*` (CONTRACT.md, Delivery control). */
+/** A type, `*`, or a prefix pattern such as `pay.*` or `core.*` (docs/api.md, Steering delivery). */
 const EVENT_TYPE_PATTERN = `^(\\*|${EVENT_TYPE}|[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.\\*)$`;
 
 export const EventTypesSchema = Type.Array(

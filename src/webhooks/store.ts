@@ -74,7 +74,7 @@ const newEndpointValues = (projectId: string, e: NewEndpoint) => [
   e.createdAt,
 ];
 
-/** What a PATCH may change (CONTRACT.md, Delivery control). */
+/** What a PATCH may change (docs/api.md, Steering delivery). */
 export interface EndpointChange {
   url?: string;
   eventTypes?: string[];
