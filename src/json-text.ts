@@ -25,6 +25,13 @@ function nameOf(raw: string): string {
   }
 }
 
+/** The index of the quote that closes the string whose opening quote is at `start`. */
+function closingQuote(text: string, start: number): number {
+  let i = start + 1;
+  while (i < text.length && text.charCodeAt(i) !== QUOTE) i += text.charCodeAt(i) === BACKSLASH ? 2 : 1;
+  return i;
+}
+
 const escapePointer = (token: string | number) => String(token).replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** Whether JSON text nests deeper than `max` (a scan of brackets outside strings). */
@@ -32,11 +39,8 @@ export function nestsDeeperThan(text: string, max: number): boolean {
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      for (i++; i < text.length && text.charCodeAt(i) !== QUOTE; i++) {
-        if (text.charCodeAt(i) === BACKSLASH) i++;
-      }
-    } else if (c === 0x7b || c === 0x5b) {
+    if (c === QUOTE) i = closingQuote(text, i);
+    else if (c === 0x7b || c === 0x5b) {
       if (++depth > max) return true;
     } else if (c === 0x7d || c === 0x5d) depth--;
   }
@@ -54,11 +58,7 @@ export function repeatedName(text: string): string | null {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       const start = i;
-      for (i++; i < text.length; i++) {
-        const d = text.charCodeAt(i);
-        if (d === BACKSLASH) i++;
-        else if (d === QUOTE) break;
-      }
+      i = closingQuote(text, i);
       const frame = stack.at(-1);
       if (frame?.names && frame.expectName) {
         const name = nameOf(text.slice(start + 1, i));
@@ -88,9 +88,7 @@ function valueEnd(text: string, start: number): number {
   for (let i = start; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
-      for (i++; i < text.length && text.charCodeAt(i) !== QUOTE; i++) {
-        if (text.charCodeAt(i) === BACKSLASH) i++;
-      }
+      i = closingQuote(text, i);
       if (depth === 0) return i + 1;
     } else if (c === 0x7b || c === 0x5b) depth++;
     else if (c === 0x7d || c === 0x5d) {
@@ -107,11 +105,8 @@ export function compact(text: string): string {
   let from = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      for (i++; i < text.length && text.charCodeAt(i) !== QUOTE; i++) {
-        if (text.charCodeAt(i) === BACKSLASH) i++;
-      }
-    } else if (isSpace(c)) {
+    if (c === QUOTE) i = closingQuote(text, i);
+    else if (isSpace(c)) {
       out += text.slice(from, i);
       from = i + 1;
     }
@@ -126,9 +121,7 @@ export function memberText(text: string, name: string): string | undefined {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       const start = i;
-      for (i++; i < text.length && text.charCodeAt(i) !== QUOTE; i++) {
-        if (text.charCodeAt(i) === BACKSLASH) i++;
-      }
+      i = closingQuote(text, i);
       if (depth !== 1) continue;
       let colon = i + 1;
       while (isSpace(text.charCodeAt(colon))) colon++;
