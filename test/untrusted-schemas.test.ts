@@ -1,14 +1,17 @@
 // A tenant's schema is untrusted code: whatever a project declares, no request of it may hold the event
 // loop every project shares. Each hostile class is declared and published against a real `platform serve`
-// while the test polls its /livez without pause: the longest wait between two answers is the longest the
-// loop was held. The budget is 50 ms (docs/decisions/untrusted-schemas.md); the assertion allows twice
-// that for the noise of a shared machine (a poll's own round trip is in every gap).
+// while the test polls its /livez without pause: the longest wait between two answers bounds how long the
+// loop was held. The budget is about 50 ms (docs/decisions/untrusted-schemas.md). Every gap also holds a
+// poll's round trip and both processes' scheduling: on a quiet machine a trivial publish already shows
+// gaps of up to 50-70 ms, and under CI's load (two cores, the tests and PostgreSQL beside it) 120 ms. The
+// assertion is 200 ms, which every hostile class held the loop far past before (1.8 s to 48 s); the gaps
+// seen are printed at the end.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { expectProblem, startService, TEST_ENCRYPTION_KEY, type TestResponse } from './helpers/app.ts';
 import { startProcess } from './helpers/process.ts';
 
-const LOOP_BUDGET_MS = 100;
+const LOOP_BUDGET_MS = 200;
 
 const setup = await startService();
 const serve = await startProcess('serve', {
@@ -56,12 +59,16 @@ async function whilePolling(request: () => Promise<TestResponse>) {
   return { answer, longest, ms: performance.now() - started };
 }
 
+// Bodies are written before the polling starts: this process's own work on a large one would otherwise
+// count as the service's.
 async function declare(name: string, schema: unknown) {
-  return whilePolling(() => call('PUT', `/core/v1/event-types/${name}`, { description: 'hostile', schema }));
+  const body = JSON.stringify({ description: 'hostile', schema });
+  return whilePolling(() => call('PUT', `/core/v1/event-types/${name}`, body));
 }
 
 async function publish(type: string, data: unknown) {
-  return whilePolling(() => call('POST', '/core/v1/events', { type, data }));
+  const body = JSON.stringify({ type, data });
+  return whilePolling(() => call('POST', '/core/v1/events', body));
 }
 
 /** The longest the loop was held in each case, printed at the end (the figure the budget is about). */
