@@ -2,6 +2,7 @@
 // DATABASE_URL's server, prints each figure with its baseline and target, and writes the results as JSON
 // to bench/results/. Fails when more than 0.1 % of requests failed or a correctness check failed.
 import { api } from './api.ts';
+import { capability } from './capability.ts';
 import { catalogue } from './catalogue.ts';
 import { fairness, orderedDelivery } from './control.ts';
 import { deliveryThroughput, isolation } from './delivery.ts';
@@ -18,6 +19,7 @@ const SUITE: Record<string, (url: string, embedded: boolean) => Promise<BenchRes
   api,
   'idempotent-write': idempotentWrite,
   catalogue,
+  capability,
   'delivery-throughput': deliveryThroughput,
   'delivery-latency': deliveryLatency,
   isolation,

@@ -2,7 +2,8 @@
 // made once by createService (service.ts); nothing else is global.
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import { type Capability, CapabilityRegistry } from './capabilities.ts';
+import { CapabilityDirectory } from './capabilities/directory.ts';
+import { capabilityStore } from './capabilities/store.ts';
 import { DeclaredTypes } from './catalogue/declared.ts';
 import { TenantSchemas } from './catalogue/validation.ts';
 import { type Clock, systemClock } from './clock.ts';
@@ -16,9 +17,13 @@ import { healthService } from './health/service.ts';
 import { KeyActivity } from './keys/activity.ts';
 import { type KeyCache, keyCache } from './keys/cache.ts';
 import { keyService } from './keys/service.ts';
+import { partitionsReady } from './metering/partitions.ts';
+import type { MeteringDeps } from './metering/service.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { CORE_EVENT_TYPES } from './outbox/operational.ts';
 import { type WakeWorkers, workerWaker } from './outbox/wake.ts';
+import { KnownProjects } from './projects/known.ts';
+import { type Capability, CapabilityRegistry } from './registry.ts';
 import { type UsageLimits, usageLimits } from './usage/limits.ts';
 import { Meter } from './usage/meter.ts';
 import { tokenBuckets } from './usage/rate-limits.ts';
@@ -59,6 +64,10 @@ export interface Context {
   schemas: TenantSchemas;
   /** how many deliveries the last publish of each kind queued: what a publish foresees */
   deliveryForecast: DeliveryForecast;
+  /** the capabilities declared by manifests, read into the registry every 5 s */
+  directory: CapabilityDirectory;
+  /** what metering's services share in a process (metering/service.ts) */
+  metering: MeteringDeps;
 }
 
 /** Core registers itself like any capability: the event types it emits, the metrics it counts, its eraser. */
@@ -68,6 +77,15 @@ export const CORE_CAPABILITY: Capability = {
   metrics: ['api_requests', 'events_published', 'webhook_deliveries', 'subjects_erased'],
   eraser: coreEraser,
 };
+
+/**
+ * The daily limits every project has unless it sets its own: the capabilities' defaults, with the
+ * installation's PLATFORM_DAILY_LIMITS over them (an operator's word wins over a capability's).
+ */
+export const defaultLimits = (registry: CapabilityRegistry, config: Pick<Config, 'dailyLimits'>) => [
+  ...registry.defaultLimits(),
+  ...config.dailyLimits,
+];
 
 export interface ContextOptions {
   config: Config;
@@ -91,7 +109,7 @@ export function createContext(options: ContextOptions): Context {
     commit: config.commit,
   });
   const meter = new Meter({ db, clock, log, metrics });
-  const limits = usageLimits({ db, clock, meter, defaults: config.dailyLimits });
+  const limits = usageLimits({ db, clock, meter, defaults: () => defaultLimits(registry, config) });
   const local = tokenBuckets(config.rateLimit);
   const sharedLimits = config.redisUrl
     ? sharedTokenBuckets({
@@ -124,5 +142,16 @@ export function createContext(options: ContextOptions): Context {
     declaredTypes: new DeclaredTypes(db),
     schemas: new TenantSchemas(),
     deliveryForecast: new DeliveryForecast(),
+    directory: new CapabilityDirectory({ db, registry, log }),
+    metering: {
+      pool: db,
+      projects: new KnownProjects(db),
+      partitionsReady: partitionsReady(db),
+      clock,
+      registry,
+      limits,
+      declaredMetrics: async (capability) =>
+        (await capabilityStore(db).declaredMetrics(capability)).map((m) => m.slice(capability.length + 1)),
+    },
   };
 }

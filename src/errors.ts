@@ -26,6 +26,8 @@ export const ERROR_CATALOGUE = {
   CSRF_TOKEN_INVALID: { status: 403, title: 'A portal write must carry its session’s x-csrf-token' },
   NOT_FOUND: { status: 404, title: 'Not found' },
   SLUG_TAKEN: { status: 409, title: 'A project with this slug already exists' },
+  CAPABILITY_NAME_TAKEN: { status: 409, title: 'A capability with this name already exists' },
+  RESERVATION_SETTLED: { status: 409, title: 'The reservation was committed or released already' },
   IDEMPOTENCY_KEY_IN_PROGRESS: {
     status: 409,
     title: 'A request with this idempotency key is still being processed',

@@ -1,11 +1,12 @@
 // The `platform` CLI: the service commands (cli/serve.ts) and the management commands (cli/manage.ts).
 import { readFileSync } from 'node:fs';
-import { CapabilityRegistry } from './capabilities.ts';
+import * as capabilities from './cli/capabilities.ts';
 import { UsageError } from './cli/common.ts';
 import * as manage from './cli/manage.ts';
 import * as service from './cli/serve.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { CORE_CAPABILITY } from './context.ts';
+import { CapabilityRegistry } from './registry.ts';
 
 const USAGE = `usage: platform <command> [--json]
 
@@ -26,6 +27,8 @@ const USAGE = `usage: platform <command> [--json]
   limits get --project SLUG
   limits set --project SLUG --capability C --metric M --daily-limit N
   limits clear --project SLUG --capability C --metric M
+  capabilities create NAME [--description D] [--upstream URL] [--erasure-url URL]
+  capabilities list
   --version
 
 Every command takes --json: one JSON object on stdout and nothing else.
@@ -58,6 +61,8 @@ async function main(argv: string[]) {
     'limits get': () => manage.limitsGet(config, registry, rest),
     'limits set': () => manage.limitsSet(config, registry, rest),
     'limits clear': () => manage.limitsSet(config, registry, rest, true),
+    'capabilities create': () => capabilities.capabilitiesCreate(config, rest),
+    'capabilities list': () => capabilities.capabilitiesList(config, rest),
   };
   const run = commands[command] ?? commands[`${command} ${sub}`];
   if (!run || (commands[command] && sub !== undefined))

@@ -7,13 +7,17 @@
 //  - the daily-limit reservations of days before yesterday are forgotten (they bind nothing);
 //  - the history keeps a week of partitions ahead, and whole days go at its horizon (partitions/retention.ts);
 //  - background jobs are forgotten once they ended longer ago than the history's retention;
+//  - the metering tables keep their partitions made ahead, and drop those past their window;
 //  - every 5 s, the history partitions that have doubled since they were last analyzed are analyzed again
-//    (partitions/statistics.ts: a plan made while a day was small must not outlive it).
+//    (partitions/statistics.ts: a plan made while a day was small must not outlive it), and capabilities'
+//    reservations past their time give their allowance back.
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { idempotencyStore } from './idempotency/store.ts';
+import { dropOldPartitions, ensurePartitions } from './metering/partitions.ts';
+import { meteringStore } from './metering/store.ts';
 import { historyRetention } from './partitions/retention.ts';
 import { analyzeGrown } from './partitions/statistics.ts';
 import { forgetJobs } from './recovery/jobs.ts';
@@ -59,6 +63,17 @@ export async function runMaintenance({ db, clock, log, config }: Deps): Promise<
       () => usageStore(db).forgetMeters(new Date(clock.now().getTime() - METER_RETENTION_MS)),
     ],
     [
+      'made the metering partitions ahead',
+      async () => {
+        await ensurePartitions(db, clock.now());
+        return 0;
+      },
+    ],
+    [
+      'dropped the metering partitions past their window',
+      async () => (await dropOldPartitions(db, clock.now())).length,
+    ],
+    [
       'forgot the daily-limit reservations of days gone by',
       () => usageStore(db).forgetQuotaBefore(utcDay(new Date(clock.now().getTime() - 86_400_000))),
     ],
@@ -90,9 +105,20 @@ export function startMaintenance(deps: Deps): () => void {
       deps.log.warn({ err: error }, 'analyzing the grown history partitions failed; retrying shortly');
     }
   };
+  // Reservations past their time give their allowance back (a reserve that meets the limit does so for
+  // its own metric first: this is for the rest).
+  const reservations = async () => {
+    try {
+      const expired = await drain(() => meteringStore(deps.db).expireAll());
+      if (expired > 0) deps.log.info({ count: expired }, 'expired the reservations past their time');
+    } catch (error) {
+      deps.log.warn({ err: error }, 'expiring reservations failed; retrying shortly');
+    }
+  };
   const stops = [
     repeat(() => runMaintenance(deps), 5_000, EVERY_MS),
     repeat(statistics, STATISTICS_EVERY_MS, STATISTICS_EVERY_MS),
+    repeat(reservations, STATISTICS_EVERY_MS, STATISTICS_EVERY_MS),
   ];
   return () => {
     for (const stop of stops) stop();

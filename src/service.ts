@@ -55,6 +55,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     async start(listen) {
       context.meter.start();
       context.limits.start();
+      await context.directory.start();
       if (app) {
         context.keyActivity.start();
         context.sharedLimits?.start();
@@ -79,6 +80,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       await context.limits.stop(); // unused allowance goes back to the day
       await context.meter.stop(); // the last second of usage counts
       await context.sharedLimits?.stop();
+      context.directory.stop();
       await context.schemas.close();
       await metricsListener?.close(); // last: a scrape during the stop still answers
     },

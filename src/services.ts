@@ -3,12 +3,14 @@
 // once per unit of work, bound to that work's database handle, hooks and actor; what they share for the
 // whole process comes from the context. Nothing else builds a service.
 import { auditLog } from './audit/store.ts';
+import { capabilityService } from './capabilities/service.ts';
 import { eventCatalogue } from './catalogue/service.ts';
-import type { Context } from './context.ts';
+import { type Context, defaultLimits } from './context.ts';
 import { deliveryLog } from './delivery-log/log.ts';
 import { erasureService } from './erasure/service.ts';
 import { eventService } from './events/service.ts';
 import { keyService } from './keys/service.ts';
+import { meteringService } from './metering/service.ts';
 import { portalService } from './portal/service.ts';
 import { projectService } from './projects/service.ts';
 import { getJob } from './recovery/jobs.ts';
@@ -24,7 +26,11 @@ export function servicesOf(context: Context, work: Work) {
   return lazily({
     projects: () => projectService(work),
     keys: () => keyService(work),
-    limits: () => limitOverrides(work, { registry: context.registry, defaults: context.config.dailyLimits }),
+    limits: () =>
+      limitOverrides(work, {
+        registry: context.registry,
+        defaults: () => defaultLimits(context.registry, context.config),
+      }),
     usage: () => usageService(context),
     catalogue,
     webhookEndpoints: () =>
@@ -43,6 +49,11 @@ export function servicesOf(context: Context, work: Work) {
         forecast: context.deliveryForecast,
         checkData: (projectId, type, data, fresh) =>
           catalogue().check(projectId, type, data, context.declaredTypes, fresh),
+        typesOf: async (capability, wanted) => {
+          const known = () => context.registry.list().find((c) => c.name === capability)?.eventTypes ?? [];
+          if (!known().some((t) => t.name === wanted)) await context.directory.refresh();
+          return known().map((t) => t.name);
+        },
       }),
     deliveryLog: () => deliveryLog(db, context.config.retentionDays),
     recovery: () => recovery(db, context.config.retentionDays),
@@ -50,6 +61,13 @@ export function servicesOf(context: Context, work: Work) {
     erasure: () => erasureService(work, context),
     portal: () => portalService(work),
     audit: () => auditLog(db),
+    capabilities: () =>
+      capabilityService(work, {
+        keyring: context.keyring,
+        schemas: context.schemas,
+        changed: () => void context.directory.refresh(),
+      }),
+    metering: () => meteringService(work, context.metering),
   });
 }
 

@@ -6,7 +6,17 @@ import net from 'node:net';
 import { describe, test } from 'node:test';
 import { MAX_BODY_DEPTH } from '../src/http/body.ts';
 import { expectProblem, startService } from './helpers/app.ts';
-import { everyId, isAdmin, pathOf, type Route, WITH_BODY, WITH_ID } from './helpers/routes.ts';
+import {
+  bodyOf,
+  everyId,
+  kindOf,
+  pathOf,
+  type Route,
+  TEST_CAPABILITY,
+  TEST_MANIFEST,
+  WITH_BODY,
+  WITH_ID,
+} from './helpers/routes.ts';
 
 const service = await startService({ resolve: async () => ['93.184.216.34'] });
 const tenant = await service.tenant();
@@ -28,8 +38,24 @@ const event = (
   })
 ).body.eventId as string;
 
-const ids = { id: endpoint, event, project: tenant.projectId, key: tenant.keyId };
-const keyFor = (route: Route) => (isAdmin(route) ? operator.key : tenant.key);
+const capability = await service.capability(TEST_CAPABILITY, { manifest: TEST_MANIFEST });
+const reservation = (
+  await service.request('POST', '/capability/v1/reservations', {
+    key: capability.key,
+    body: { projectId: tenant.projectId, metric: 'units', amount: 5 },
+    headers: idem(),
+  })
+).body.id as string;
+const ids = {
+  id: endpoint,
+  event,
+  project: tenant.projectId,
+  key: tenant.keyId,
+  capability: TEST_CAPABILITY,
+  reservation,
+};
+const KEYS = { project: tenant.key, operator: operator.key, capability: capability.key };
+const keyFor = (route: Route) => KEYS[kindOf(route)];
 
 /** Objects nested `depth` levels deep, innermost {"a":1}. */
 const nested = (depth: number) => `${'{"a":'.repeat(depth - 1)}{"a":1}${'}'.repeat(depth - 1)}`;
@@ -140,14 +166,14 @@ describe('bad input', () => {
       ]) {
         const response = await service.request(route.method, path, {
           key: keyFor(route),
-          rawBody: JSON.stringify(route.body),
+          rawBody: JSON.stringify(bodyOf(route, ids)),
           headers: { 'content-type': type, ...idem() },
         });
         expectProblem(response, 415, 'UNSUPPORTED_MEDIA_TYPE');
       }
       const json = await service.request(route.method, path, {
         key: keyFor(route),
-        rawBody: JSON.stringify(route.body),
+        rawBody: JSON.stringify(bodyOf(route, ids)),
         headers: { 'content-type': 'application/json; charset=utf-8', ...idem() },
       });
       assert.ok(json.status < 300, `${route.method} ${route.path}: ${json.status} ${json.text}`);

@@ -212,7 +212,13 @@ describe('platform CLI', () => {
     const operator = await json(['operator-keys', 'create', '--scopes', 'all', '--name', 'ops']);
     assert.deepEqual(Object.keys(operator).sort(), ['id', 'key', 'name', 'scopes']);
     assert.match(operator.key, /^pk_op_[0-9A-Za-z]{32}$/);
-    assert.deepEqual(operator.scopes, ['projects:manage', 'keys:manage', 'limits:manage', 'audit:read']);
+    assert.deepEqual(operator.scopes, [
+      'projects:manage',
+      'keys:manage',
+      'limits:manage',
+      'audit:read',
+      'capabilities:manage',
+    ]);
     assert.equal(operator.name, 'ops');
 
     const updated = await json([

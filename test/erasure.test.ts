@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { CapabilityRegistry, type ErasureRequest } from '../src/capabilities.ts';
+import { CapabilityRegistry, type ErasureRequest } from '../src/registry.ts';
 import { expectProblem, startService } from './helpers/app.ts';
 
 const calls: ErasureRequest[] = [];

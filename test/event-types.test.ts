@@ -2,7 +2,7 @@
 // and endpoints' patterns (a prefix, `*`, `core.*`) deciding who receives what.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { CapabilityRegistry } from '../src/capabilities.ts';
+import { CapabilityRegistry } from '../src/registry.ts';
 import { client } from './helpers/api.ts';
 import { expectProblem, startService } from './helpers/app.ts';
 import { eventually, startReceiver } from './helpers/receiver.ts';

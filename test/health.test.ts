@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
-import { type BreakerState, CapabilityRegistry } from '../src/capabilities.ts';
 import { MIGRATIONS } from '../src/db/migrate.ts';
+import { type BreakerState, CapabilityRegistry } from '../src/registry.ts';
 import { expectProblem, startService } from './helpers/app.ts';
 import { databaseAddress, freshDatabase } from './helpers/database.ts';
 import { startProxy } from './helpers/proxy.ts';

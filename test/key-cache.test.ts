@@ -7,7 +7,14 @@ import type { KeyCheck } from '../src/keys/service.ts';
 
 const valid: KeyCheck = {
   kind: 'valid',
-  principal: { keyId: 'k', scopes: new Set(), project: {} as never, expiresAt: null },
+  principal: {
+    keyId: 'k',
+    kind: 'project',
+    scopes: new Set(),
+    project: {} as never,
+    capability: null,
+    expiresAt: null,
+  },
 };
 const outage = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
 

@@ -9,10 +9,9 @@ import { promisify } from 'node:util';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { ERROR_CATALOGUE } from '../src/errors.ts';
-import { isOperatorScope } from '../src/keys/scopes.ts';
 import { expectProblem, startService } from './helpers/app.ts';
 import { startReceiver } from './helpers/receiver.ts';
-import { ROUTES } from './helpers/routes.ts';
+import { kindOf, ROUTES } from './helpers/routes.ts';
 
 const root = new URL('../', import.meta.url);
 const service = await startService({
@@ -72,14 +71,21 @@ describe('the OpenAPI document', () => {
 
   test('each operation needs the key and scope the service asks for; probes need none', () => {
     for (const route of ROUTES) {
+      const scheme = { project: 'apiKey', operator: 'operatorKey', capability: 'capabilityKey' }[
+        kindOf(route)
+      ];
       const expected =
         route.scope === undefined
           ? [{ apiKey: [] }, { operatorKey: [] }]
-          : [{ [isOperatorScope(route.scope) ? 'operatorKey' : 'apiKey']: [route.scope] }];
+          : [{ [scheme]: kindOf(route) === 'capability' ? [] : [route.scope] }];
       assert.deepEqual(operationOf(route)?.security, expected, `${route.method} ${route.path}`);
     }
     for (const path of ['/livez', '/readyz']) assert.deepEqual(document.paths[path].get.security, []);
-    assert.deepEqual(Object.keys(document.components.securitySchemes), ['apiKey', 'operatorKey']);
+    assert.deepEqual(Object.keys(document.components.securitySchemes), [
+      'apiKey',
+      'operatorKey',
+      'capabilityKey',
+    ]);
   });
 
   test('every error is application/problem+json, a PlatformError; writes require an idempotency-key', () => {
@@ -102,9 +108,12 @@ describe('the OpenAPI document', () => {
     );
     const writes = operations.filter((o) => o.method !== 'get');
     assert.ok(writes.length > 20);
+    // A verification changes nothing, and usage records carry their own ids: they take no key.
+    const keyless = new Set(['post /capability/v1/keys/verify', 'post /capability/v1/usage']);
     for (const { path, method, operation } of writes) {
       const header = operation.parameters?.find((p: Operation) => p.name === 'idempotency-key');
-      assert.equal(header?.required, true, `${method} ${path}`);
+      if (keyless.has(`${method} ${path}`)) assert.equal(header, undefined, `${method} ${path}`);
+      else assert.equal(header?.required, true, `${method} ${path}`);
     }
   });
 

@@ -33,9 +33,25 @@ async function userNode(): Promise<string> {
 
 const service = await startService({ env: { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1' }, worker: true });
 const tenant = await service.tenant();
-const env = { ...process.env, PLATFORM_API_KEY: tenant.key, PLATFORM_URL: service.baseUrl };
+const product = await service.capability('printer', {
+  manifest: {
+    description: 'Printing',
+    scopes: [],
+    metrics: [{ name: 'pages', description: 'Pages printed', defaultDailyLimit: 100 }],
+    eventTypes: [],
+    providers: [],
+    erasure: null,
+    gateway: null,
+  },
+});
+const env = {
+  ...process.env,
+  PLATFORM_API_KEY: tenant.key,
+  PLATFORM_CAPABILITY_KEY: product.key,
+  PLATFORM_URL: service.baseUrl,
+};
 
-/** A new project outside the repository with both tarballs installed by npm. */
+/** A new project outside the repository with the tarballs installed by npm. */
 async function project(name: string, type: 'module' | 'commonjs', tarballs: string[]) {
   const dir = path.join(work, name);
   mkdirSync(dir);
@@ -64,13 +80,23 @@ describe('the packages, packed and installed', () => {
   test('npm pack makes a tarball of each: built JavaScript, types, ESM and CommonJS, a README', async () => {
     const { stdout } = await run(
       'npm',
-      ['pack', '--json', '--pack-destination', work, '-w', 'packages/client', '-w', 'packages/webhooks'],
+      [
+        'pack',
+        '--json',
+        '--pack-destination',
+        work,
+        ...['-w', 'packages/client', '-w', 'packages/webhooks', '-w', 'packages/capability'],
+      ],
       { cwd: root },
     );
     const packed = JSON.parse(stdout) as { filename: string; files: { path: string }[]; size: number }[];
     assert.deepEqual(
       packed.map((p) => p.filename),
-      ['platform-core-client-0.1.0.tgz', 'platform-core-webhooks-0.1.0.tgz'],
+      [
+        'platform-core-client-0.1.0.tgz',
+        'platform-core-webhooks-0.1.0.tgz',
+        'platform-core-capability-0.1.0.tgz',
+      ],
     );
     for (const { files } of packed) {
       const names = files.map((f) => f.path);
@@ -91,9 +117,10 @@ describe('the packages, packed and installed', () => {
   });
 
   test('an ESM project: tsc --strict, then the program runs against the service on the machine’s Node', async () => {
-    assert.equal(tarballs.length, 2, 'packed first');
+    assert.equal(tarballs.length, 3, 'packed first');
     const dir = await project('esm-app', 'module', tarballs);
     assert.deepEqual(readdirSync(path.join(dir, 'node_modules/@platform-core')).sort(), [
+      'capability',
       'client',
       'webhooks',
     ]);
@@ -124,6 +151,22 @@ describe('the packages, packed and installed', () => {
     await run(process.execPath, [tsc, '-p', dir]);
     const { stdout } = await run(await userNode(), [path.join(dir, 'out/app.cjs')], { env, timeout: 30_000 });
     assert.deepEqual(JSON.parse(stdout), { project: tenant.slug, refused: true });
+  });
+
+  test('a product’s service in a CommonJS project: the capability SDK verifies a key and records usage', async () => {
+    const dir = await project('capability-app', 'commonjs', tarballs);
+    copyFileSync(path.join(fixtures, 'capability.cts'), path.join(dir, 'capability.cts'));
+    await run(process.execPath, [tsc, '-p', dir]);
+    const { stdout } = await run(await userNode(), [path.join(dir, 'out/capability.cjs')], {
+      env,
+      timeout: 30_000,
+    });
+    assert.deepEqual(JSON.parse(stdout), {
+      project: tenant.slug,
+      left: 0,
+      used: 2,
+      refused: 'USAGE_LIMIT_EXCEEDED',
+    });
   });
 
   test('a type error in a call is caught by tsc --strict: the types are the API’s', async () => {

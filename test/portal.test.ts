@@ -14,6 +14,17 @@ const service = await startService({
   worker: true,
 });
 const operator = await service.operator();
+const notify = await service.capability('notify', {
+  manifest: {
+    description: 'Messages',
+    scopes: [{ name: 'notify:send', description: 'Send messages' }],
+    metrics: [{ name: 'messages_sent', description: 'Messages sent', defaultDailyLimit: 500 }],
+    eventTypes: [],
+    providers: [],
+    erasure: null,
+    gateway: null,
+  },
+});
 const browser = await startBrowser();
 let n = 0;
 const idem = () => ({ 'idempotency-key': `portal-ui-${++n}` });
@@ -175,12 +186,21 @@ describe('the portal', () => {
     );
     assert.equal(created.status, 201);
 
+    // A product's usage, reported through the capability plane, is on the same page as Core's.
+    const recorded = await service.request('POST', '/capability/v1/usage', {
+      key: notify.key,
+      body: {
+        records: [{ id: 'portal-msg-1', projectId: tenant.projectId, metric: 'messages_sent', value: 3 }],
+      },
+    });
+    assert.equal(recorded.status, 200, recorded.text);
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.getByRole('heading', { level: 1, name: 'Usage' }).waitFor();
     const chart = page.getByRole('img', { name: /core\/events_published per day .* daily limit 100,000/ });
     await chart.waitFor();
     assert.ok((await chart.locator('rect.bar').count()) >= 14);
     assert.equal(await chart.locator('line.limit').count(), 1);
+    await page.getByRole('img', { name: /notify\/messages_sent per day .* daily limit 500/ }).waitFor();
     await expectAccessible(page, 'usage');
     await screenshot(page, 'usage-en');
     await page.getByLabel('Language').selectOption('fr');

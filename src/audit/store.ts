@@ -18,6 +18,11 @@ export const AUDIT_ACTIONS = [
   'endpoint.secret_rotated',
   'endpoint.secret_retired',
   'endpoint.updated',
+  'capability.created',
+  'capability.updated',
+  'capability.manifest_put',
+  'capability.secret_rotated',
+  'capability.secret_retired',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

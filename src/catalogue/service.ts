@@ -2,9 +2,10 @@
 // `data`, an example), and the platform's own, declared by the capabilities in the registry. A type with
 // a schema has its data checked on publish. The platform's namespace (`core.`) and the types of other
 // capabilities are theirs: a project cannot declare them.
-import type { CapabilityRegistry } from '../capabilities.ts';
+
 import type { Db } from '../db/database.ts';
 import { notFound, PlatformError } from '../errors.ts';
+import type { CapabilityRegistry } from '../registry.ts';
 import { SCHEMA_MAX_BYTES } from './bounds.ts';
 import type { DeclaredTypes } from './declared.ts';
 import { EVENT_TYPE } from './schema.ts';
@@ -54,8 +55,9 @@ export const eventCatalogue = (db: Db, registry: CapabilityRegistry, schemas: Te
         const detail = 'a dotted lowercase name such as pay.payment.succeeded, at most 128 characters';
         throw new PlatformError('VALIDATION_FAILED', detail, { errors: [{ parameter: 'name', detail }] });
       }
-      if (name.startsWith('core.') || platformType(name)) {
-        const detail = `${name} is declared by the platform`;
+      const owner = registry.list().find((c) => name.startsWith(`${c.name}.`));
+      if (name.startsWith('core.') || platformType(name) || owner) {
+        const detail = `${name} is declared by the platform${owner ? ` (the ${owner.name} capability's name)` : ''}`;
         throw new PlatformError('VALIDATION_FAILED', detail, { errors: [{ parameter: 'name', detail }] });
       }
       const schema = input.schema ?? null;

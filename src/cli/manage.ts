@@ -1,10 +1,14 @@
 // The management commands an operator scripts: projects, keys, operator keys and limits. They call the
 // same services as the management API, audited as the CLI's, and print one JSON object with --json.
-import type { CapabilityRegistry } from '../capabilities.ts';
+import pino from 'pino';
+import { CapabilityDirectory } from '../capabilities/directory.ts';
 import type { Config } from '../config.ts';
+import { defaultLimits } from '../context.ts';
+import type { Database } from '../db/database.ts';
 import { keyService } from '../keys/service.ts';
 import { projectService } from '../projects/service.ts';
 import { toProjectMe } from '../projects/store.ts';
+import type { CapabilityRegistry } from '../registry.ts';
 import { limitOverrides } from '../usage/overrides.ts';
 import { readOnly } from '../work.ts';
 import {
@@ -162,14 +166,21 @@ export async function operatorKeysCreate(config: Config, args: string[]) {
   );
 }
 
+/** The capabilities declared by manifests, into the command's registry (their metrics, their defaults). */
+const declared = (db: Database, registry: CapabilityRegistry) =>
+  new CapabilityDirectory({ db, registry, log: pino({ level: 'silent' }) }).refresh();
+
 export async function limitsGet(config: Config, registry: CapabilityRegistry, args: string[]) {
   const { values } = flags(args, { project: { type: 'string' } });
   const { project: slug } = required(values, 'limits get', ['project']);
-  const limits = await withDatabase(config, async (db) =>
-    limitOverrides(readOnly(db), { registry, defaults: config.dailyLimits }).effective(
-      (await projectBySlug(db, slug)).id,
-    ),
-  );
+  const limits = await withDatabase(config, async (db) => {
+    await declared(db, registry);
+    const overrides = limitOverrides(readOnly(db), {
+      registry,
+      defaults: () => defaultLimits(registry, config),
+    });
+    return overrides.effective((await projectBySlug(db, slug)).id);
+  });
   print(values.json, { data: limits }, () =>
     limits.map((l) => `${l.capability}/${l.metric}\t${l.dailyLimit}\t${l.source}`).join('\n'),
   );
@@ -191,9 +202,10 @@ export async function limitsSet(config: Config, registry: CapabilityRegistry, ar
   const limit = values['daily-limit'];
   if (!clear && (limit === undefined || !/^\d+$/.test(limit) || !Number.isSafeInteger(Number(limit))))
     throw new UsageError('--daily-limit must be a whole number');
-  const result = await withDatabase(config, (db) =>
-    change(db, async (work) => {
-      const overrides = limitOverrides(work, { registry, defaults: config.dailyLimits });
+  const result = await withDatabase(config, async (db) => {
+    await declared(db, registry);
+    return change(db, async (work) => {
+      const overrides = limitOverrides(work, { registry, defaults: () => defaultLimits(registry, config) });
       const projectId = (await projectBySlug(work.db, slug)).id;
       if (clear) {
         await overrides.clear(projectId, capability, metric);
@@ -202,8 +214,8 @@ export async function limitsSet(config: Config, registry: CapabilityRegistry, ar
         );
       }
       return overrides.set(projectId, { capability, metric, dailyLimit: Number(limit) });
-    }),
-  );
+    });
+  });
   print(values.json, result ?? { capability, metric, dailyLimit: null, source: 'default' }, () =>
     result
       ? `daily limit of ${slug} for ${capability}/${metric}: ${result.dailyLimit} (${result.source}; every process applies it within 5 seconds)`

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { SUBJECT_TYPES } from '../capabilities.ts';
+import { SUBJECT_TYPES } from '../registry.ts';
 
 export const EraseBodySchema = Type.Object(
   {

@@ -2,8 +2,8 @@
 // that holds data about people runs its eraser (which anonymizes what the law requires to keep), then the
 // erasure is recorded with a keyed hash of the subject, never the subject itself, and audited.
 
-import type { Capability, CapabilityRegistry } from '../capabilities.ts';
 import type { Clock } from '../clock.ts';
+import type { Capability, CapabilityRegistry } from '../registry.ts';
 import type { Meter } from '../usage/meter.ts';
 import type { Work } from '../work.ts';
 import { erasureStore } from './store.ts';

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { SUBJECT_TYPES } from '../capabilities.ts';
 import { EventTypeSchema } from '../catalogue/schema.ts';
 import { pageFields } from '../pagination.ts';
+import { SUBJECT_TYPES } from '../registry.ts';
 
 export const PublishEventBodySchema = Type.Object(
   {
@@ -38,6 +38,22 @@ export const PublishEventBodySchema = Type.Object(
         data: { paymentId: 'pay_8Jd2', amount: 4200, currency: 'EUR' },
         subjects: [{ type: 'email', value: 'ada@example.com' }],
         orderingKey: 'customer-118',
+      },
+    ],
+  },
+);
+
+/** A capability's publish on a project's behalf: the project's own publish, and which project. */
+export const CapabilityEventBodySchema = Type.Object(
+  { projectId: Type.String({ format: 'uuid' }), ...PublishEventBodySchema.properties },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        projectId: '18767f97-0c9c-4522-b8cd-09b38524cd80',
+        type: 'notify.message.sent',
+        data: { messageId: 'msg_1', channel: 'email' },
+        subjects: [{ type: 'email', value: 'ada@example.com' }],
       },
     ],
   },

@@ -1,7 +1,7 @@
 // Events: what capabilities and products publish. Every write runs in the caller's transaction, so an
 // event exists exactly when the change that caused it commits (and its deliveries with it); the worker is
 // woken once it has.
-import type { Subject } from '../capabilities.ts';
+
 import type { Clock } from '../clock.ts';
 import type { DeliveryLog } from '../delivery-log/log.ts';
 import { normalizeSubject, type SubjectHasher } from '../erasure/subject.ts';
@@ -12,6 +12,8 @@ import type { Metrics } from '../metrics/metrics.ts';
 import { settleLanes } from '../outbox/lanes.ts';
 import type { Queued } from '../outbox/queue.ts';
 import { newId } from '../partitions/ids.ts';
+import { projectStore } from '../projects/store.ts';
+import type { Subject } from '../registry.ts';
 import type { UsageLimits } from '../usage/limits.ts';
 import type { Meter } from '../usage/meter.ts';
 import type { Work } from '../work.ts';
@@ -61,6 +63,8 @@ export interface EventDeps {
   forecast: DeliveryForecast;
   /** the deliveries an event read shows */
   log: Pick<DeliveryLog, 'ofEvent'>;
+  /** the event types a capability declares, as they are now when one asked for is not among those last read */
+  typesOf: (capability: string, wanted: string) => Promise<string[]>;
 }
 
 export const eventService = ({ db: tx, hooks }: Work, deps: EventDeps) => {
@@ -164,6 +168,19 @@ export const eventService = ({ db: tx, hooks }: Work, deps: EventDeps) => {
         data: event.data,
         deliveries: await deps.log.ofEvent(projectId, event.id, event.created_at),
       };
+    },
+
+    /**
+     * A capability's event on a project's behalf: one of the types it declares, to a project that exists;
+     * then as the project's own publish (its limit, its schema, its idempotency recorded with it).
+     */
+    async publishFor(capability: string, projectId: string, publication: Publication) {
+      if (!(await deps.typesOf(capability, publication.type)).includes(publication.type)) {
+        const detail = `${capability} declares no event type ${publication.type}`;
+        throw new PlatformError('VALIDATION_FAILED', detail, { errors: [{ pointer: '/type', detail }] });
+      }
+      if (!(await projectStore(tx).find({ id: projectId }))) throw notFound('project');
+      return service.publish(projectId, publication);
     },
 
     /** Same eventId, new deliveries to the endpoints subscribed now, signed afresh when sent. */

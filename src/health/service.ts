@@ -1,11 +1,12 @@
 // GET /api/health: every field from real sources: the database (reachability, migrations), the queue
 // (filled by the delivery module), the capability registry (breakers) and the configuration.
-import type { CapabilityRegistry } from '../capabilities.ts';
+
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { appliedMigrations, MIGRATIONS } from '../db/migrate.ts';
 import { type QueueCounts, type QueueState, queueCounts, queueState } from '../delivery-log/stats.ts';
 import { historyRetention } from '../partitions/retention.ts';
+import type { CapabilityRegistry } from '../registry.ts';
 
 const PING_TIMEOUT_MS = 1000;
 

@@ -26,9 +26,12 @@ import { registerRequestMetrics } from './metrics.ts';
 import { openapiOptions, securityOf } from './openapi.ts';
 import { errorsPage, ProblemSchema } from './problems.ts';
 import { adminAuditRoutes } from './routes/admin/audit.ts';
+import { adminCapabilityRoutes } from './routes/admin/capabilities.ts';
 import { adminKeyRoutes } from './routes/admin/keys.ts';
 import { adminLimitRoutes } from './routes/admin/limits.ts';
 import { adminProjectRoutes } from './routes/admin/projects.ts';
+import { meteringRoutes } from './routes/capability/metering.ts';
+import { capabilityPlaneRoutes } from './routes/capability/plane.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { endpointActionRoutes } from './routes/endpoint-actions.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
@@ -194,6 +197,9 @@ export async function buildApp(context: Context, servicesOf: (work: Work) => Ser
     adminKeyRoutes,
     adminLimitRoutes,
     adminAuditRoutes,
+    adminCapabilityRoutes,
+    capabilityPlaneRoutes(context.keys),
+    meteringRoutes,
   ])
     await app.register(plugin);
   return app;

@@ -7,7 +7,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { PlatformError } from '../errors.ts';
 import type { KeyActivity } from '../keys/activity.ts';
 import type { KeyCache } from '../keys/cache.ts';
-import type { OperatorScope, Scope } from '../keys/scopes.ts';
+import {
+  CAPABILITY_SCOPE,
+  isOperatorScope,
+  type KeyKind,
+  type OperatorScope,
+  type Scope,
+} from '../keys/scopes.ts';
 import type { KeyCheck, Principal } from '../keys/service.ts';
 import { csrfMatches, type SessionPrincipal } from '../portal/service.ts';
 import type { ProjectMe } from '../projects/store.ts';
@@ -15,7 +21,7 @@ import type { ProjectMe } from '../projects/store.ts';
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Who may call the route: anyone, any valid key, or a key holding this scope. Default: any valid key. */
-    access?: 'public' | 'key' | Scope | OperatorScope;
+    access?: 'public' | 'key' | Scope | OperatorScope | typeof CAPABILITY_SCOPE;
     /** false for a /core/v1 route a portal session may not call (minting sessions) */
     portal?: boolean;
     /** The answer to SERVICE_UNAVAILABLE, for a route that has its own (health: a Health body). */
@@ -24,6 +30,29 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
   }
+}
+
+/** The kind of key a route's scope belongs to. */
+const kindOf = (scope: string): KeyKind =>
+  scope === CAPABILITY_SCOPE ? 'capability' : isOperatorScope(scope) ? 'operator' : 'project';
+
+const A_KEY: Record<KeyKind, string> = {
+  project: "a project's key",
+  operator: "an operator's key",
+  capability: "a capability's key",
+};
+
+/**
+ * A key that lacks the route's scope: its detail says which kind of key the route takes when the key is
+ * of another kind (a scope it could never hold), else which scope it lacks.
+ */
+function insufficient(principal: Principal, scope: string): PlatformError {
+  const wanted = kindOf(scope);
+  const detail =
+    principal.kind === wanted
+      ? `this route needs the scope ${scope}, which this key does not hold`
+      : `this route takes ${A_KEY[wanted]} (with the scope ${scope}); this is ${A_KEY[principal.kind]}`;
+  return new PlatformError('INSUFFICIENT_SCOPE', detail, { requiredScope: scope });
 }
 
 /** Authentication then scope, in one onRequest hook; callback-style so a cached key costs no promise. */
@@ -42,13 +71,7 @@ export function registerAuth(
 
     /** The principal, if it holds the route's scope (a key's use is noted then). */
     const admitted = (principal: Principal, byKey: boolean) => {
-      if (access !== 'key' && !principal.scopes.has(access)) {
-        return done(
-          new PlatformError('INSUFFICIENT_SCOPE', `this route needs the scope ${access}`, {
-            requiredScope: access,
-          }),
-        );
-      }
+      if (access !== 'key' && !principal.scopes.has(access)) return done(insufficient(principal, access));
       request.principal = principal;
       if (byKey) activity.touch(principal.keyId);
       done();

@@ -2,6 +2,7 @@
 // key gets it, by wrapping the route's handler when the route is registered. Handlers do their writes on
 // `request.tx` and know nothing else of idempotency; the protocol, the records and the pipelined
 // transaction live in src/idempotency/.
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { Keyring } from '../crypto.ts';
@@ -9,6 +10,7 @@ import type { Database, Db, SoleWrite, TransactionHooks } from '../db/database.t
 import { PlatformError, problemBody } from '../errors.ts';
 import { type Outcome, runIdempotent } from '../idempotency/pipeline.ts';
 import { fingerprint, parseIdempotencyKey } from '../idempotency/protocol.ts';
+import type { Principal } from '../keys/service.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { principalOf } from './auth.ts';
 
@@ -16,10 +18,23 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** The scope of the idempotency keys of operator requests (which belong to no project). */
 const OPERATOR_SCOPE = '00000000-0000-0000-0000-000000000000';
 
+/** The idempotency keys' scope of a principal: its project, its capability (a name-based UUID), or the operators'. */
+function scopeOf(principal: Principal): string {
+  if (principal.project) return principal.project.id;
+  if (!principal.capability) return OPERATOR_SCOPE;
+  const hash = createHash('sha256').update(`capability:${principal.capability}`).digest('hex');
+  return `${hash.slice(0, 8)}-${hash.slice(8, 12)}-5${hash.slice(13, 16)}-8${hash.slice(17, 20)}-${hash.slice(20, 32)}`;
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Set on every mutating authenticated route at registration. */
     idempotent?: boolean;
+    /**
+     * false for a POST that changes nothing (a key's verification) or whose body's own ids are its
+     * idempotency (usage records): it takes no idempotency-key.
+     */
+    idempotencyKey?: boolean;
   }
   interface FastifyRequest {
     idempotencyKey: string | null;
@@ -55,7 +70,8 @@ export function registerIdempotency(
 
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (!methods.some((m) => MUTATING.has(m)) || route.config?.access === 'public') return;
+    const exempt = route.config?.access === 'public' || route.config?.idempotencyKey === false;
+    if (!methods.some((m) => MUTATING.has(m)) || exempt) return;
     route.config = { ...route.config, idempotent: true };
     route.handler = idempotent(route.handler as RouteHandlerMethod);
     // A route's own onRequest hooks run after the application's (authentication, scope, limits) and
@@ -80,8 +96,8 @@ export function registerIdempotency(
   function idempotent(handler: RouteHandlerMethod): RouteHandlerMethod {
     return async function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
       const claim = {
-        // The scope of the key: the project, or for an operator's requests the operators' own scope.
-        projectId: principalOf(request).project?.id ?? OPERATOR_SCOPE,
+        // The scope of the key: the project, a capability's own, or the operators' (one for them all).
+        projectId: scopeOf(principalOf(request)),
         key: request.idempotencyKey as string,
         fingerprint: fingerprint({
           method: request.method,

@@ -18,7 +18,9 @@ import type { RequestLimits } from '../usage/request-limits.ts';
 export function registerRequestLimits(app: FastifyInstance, limits: RequestLimits) {
   app.addHook('onRequest', (request, _reply, done) => {
     const principal = request.principal;
-    if (!principal) return done();
+    // A capability's key speaks for a whole product (its verifications are its callers' requests): its
+    // rate is its own service's to bound, and it has no project to count against.
+    if (!principal || principal.kind === 'capability') return done();
     const refusable = request.routeOptions.config.dailyAllowance !== false;
     // An operator's key has no project: its rate is limited, and no project's allowance is taken.
     const admitted = limits.admit(principal.keyId, principal.project?.id ?? null, refusable);

@@ -1,11 +1,11 @@
-// The OpenAPI document as a product that generators and linters read: where the service is, the two kinds
+// The OpenAPI document as a product that generators and linters read: where the service is, the three kinds
 // of key and the scope each operation needs (from the route's own `access`, so they cannot disagree), and
 // the `webhooks` a receiver gets (OpenAPI 3.1). `openapi.json` at the root is its committed snapshot.
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { RouteOptions } from 'fastify';
-import type { EventTypeDeclaration } from '../capabilities.ts';
-import { isOperatorScope } from '../keys/scopes.ts';
+import { CAPABILITY_SCOPE, isOperatorScope } from '../keys/scopes.ts';
 import { CORE_EVENT_TYPES } from '../outbox/operational.ts';
+import type { EventTypeDeclaration } from '../registry.ts';
 
 type Access = NonNullable<RouteOptions['config']>['access'];
 
@@ -13,6 +13,7 @@ type Access = NonNullable<RouteOptions['config']>['access'];
 export function securityOf(access: Access = 'key'): Record<string, string[]>[] {
   if (access === 'public') return [];
   if (access === 'key') return [{ apiKey: [] }, { operatorKey: [] }];
+  if (access === CAPABILITY_SCOPE) return [{ capabilityKey: [] }];
   return isOperatorScope(access) ? [{ operatorKey: [access] }] : [{ apiKey: [access] }];
 }
 
@@ -25,7 +26,7 @@ export function openapiOptions(version: string): FastifyDynamicSwaggerOptions {
         version,
         description:
           'The shared platform service: keys and scopes, idempotent writes, signed webhooks, usage and limits, ' +
-          'subject erasure and health. Contract 0.1.0 with its 0.2 additions. Every error is an RFC 9457 ' +
+          'subject erasure and health, and the plane other products plug into. Contract 0.1.0 with its 0.2 and 0.3 additions. Every error is an RFC 9457 ' +
           'problem: see [error codes](/docs/errors). Each operation lists the scope its key needs.',
         license: { name: 'UNLICENSED (proprietary; see package.json)' },
       },
@@ -43,6 +44,12 @@ export function openapiOptions(version: string): FastifyDynamicSwaggerOptions {
             in: 'header',
             name: 'x-api-key',
             description: 'An operator’s key (`pk_op_…`), for the management API under /admin/v1.',
+          },
+          capabilityKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'x-api-key',
+            description: 'A capability’s key (`pk_cap_…`), for the capability plane under /capability/v1.',
           },
         },
       },

@@ -1,23 +1,28 @@
-// API keys: `pk_test_` / `pk_live_` (a project's, by its mode) or `pk_op_` (an operator's, belonging to no
-// project) + 32 base62 characters (~190 bits). Only the SHA-256 of the whole key is stored, with a short
+// API keys: `pk_test_` / `pk_live_` (a project's, by its mode), `pk_op_` (an operator's, belonging to no
+// project) or `pk_cap_` (a capability's: docs/capabilities.md) + 32 base62 characters (~190 bits). Only the SHA-256 of the whole key is stored, with a short
 // display prefix; the key itself is shown once, at creation. Creating and revoking a key is audited.
 import { createHash, randomInt } from 'node:crypto';
 import { notFound, PlatformError } from '../errors.ts';
 import { type Page, pageFrom } from '../pagination.ts';
 import { type ProjectMe, toProjectMe } from '../projects/store.ts';
 import type { Work } from '../work.ts';
-import { isOperatorScope, isScope, OPERATOR_SCOPES, SCOPES } from './scopes.ts';
+import { isOperatorScope, isScope, type KeyKind, OPERATOR_SCOPES, SCOPES } from './scopes.ts';
 import { type KeyRow, keyStore } from './store.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const RANDOM_LENGTH = 32;
-const KEY_SHAPE = /^pk_(test|live|op)_[0-9A-Za-z]{32}$/;
+const KEY_SHAPE = /^pk_(test|live|op|cap)_[0-9A-Za-z]{32}$/;
 const DISPLAY_PREFIX_LENGTH = 12;
 
-/** Who a key speaks for: a project (with its record, cached with the key), or the operator (none). */
+/**
+ * Who a key speaks for: a project (with its record, cached with the key), the operator (neither), or a
+ * capability (its name).
+ */
 export interface Principal {
   keyId: string;
+  kind: KeyKind;
   project: ProjectMe | null;
+  capability: string | null;
   scopes: ReadonlySet<string>;
   /** when the key stops working (ms since the epoch), or null */
   expiresAt: number | null;
@@ -34,6 +39,7 @@ export type KeyCheck =
 export interface ApiKey {
   id: string;
   projectId: string | null;
+  capability: string | null;
   prefix: string;
   name: string | null;
   scopes: string[];
@@ -54,15 +60,16 @@ export interface NewKey {
 
 export const hashKey = (key: string) => createHash('sha256').update(key).digest();
 
-export function generateKey(kind: 'test' | 'live' | 'op'): string {
+export function generateKey(kind: 'test' | 'live' | 'op' | 'cap'): string {
   let random = '';
   for (let i = 0; i < RANDOM_LENGTH; i++) random += BASE62[randomInt(62)];
   return `pk_${kind}_${random}`;
 }
 
-const toApiKey = (row: KeyRow): ApiKey => ({
+export const toApiKey = (row: KeyRow): ApiKey => ({
   id: row.id,
   projectId: row.project_id,
+  capability: row.capability,
   prefix: row.display_prefix,
   name: row.name,
   scopes: row.scopes,
@@ -75,16 +82,28 @@ const toApiKey = (row: KeyRow): ApiKey => ({
 const invalid = (pointer: string, detail: string) =>
   new PlatformError('VALIDATION_FAILED', detail, { errors: [{ pointer, detail }] });
 
-/** The scopes asked for, distinct, each one a key of this kind may hold ('all' = every one). */
-function scopesOf(requested: string[], kind: 'project' | 'operator'): string[] {
+/**
+ * The scopes asked for, distinct, each one a key of this kind may hold ('all' = every one of Core's or
+ * the operator's): a project's key may also hold the scopes capabilities declare (`declared`, asked only
+ * when a scope is not Core's), always by name.
+ */
+async function scopesOf(
+  requested: string[],
+  kind: 'project' | 'operator',
+  declared: () => Promise<string[]>,
+): Promise<string[]> {
   const known: readonly string[] = kind === 'project' ? SCOPES : OPERATOR_SCOPES;
   if (requested.length === 1 && requested[0] === 'all') return [...known];
   const fits = kind === 'project' ? isScope : isOperatorScope;
-  const unknown = requested.filter((scope) => !fits(scope));
+  let unknown = requested.filter((scope) => !fits(scope));
+  if (unknown.length && kind === 'project') {
+    const theirs = new Set(await declared());
+    unknown = unknown.filter((scope) => !theirs.has(scope));
+  }
   if (unknown.length)
     throw invalid(
       '/scopes',
-      `unknown scope ${unknown.join(', ')}: a ${kind} key's scopes are ${known.join(', ')} or all`,
+      `unknown scope ${unknown.join(', ')}: a ${kind} key's scopes are ${known.join(', ')}${kind === 'project' ? ', those capabilities declare,' : ''} or all`,
     );
   return [...new Set(requested)];
 }
@@ -93,7 +112,9 @@ export const keyService = ({ db, audit }: Work) => {
   const store = keyStore(db);
 
   async function create(project: ProjectMe | null, input: NewKey): Promise<CreatedKey> {
-    const scopes = scopesOf(input.scopes, project ? 'project' : 'operator');
+    const scopes = await scopesOf(input.scopes, project ? 'project' : 'operator', () =>
+      store.declaredScopes(),
+    );
     const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
     if (expiresAt && !(expiresAt.getTime() > Date.now()))
       throw invalid('/expiresAt', 'expiresAt must be a time in the future');
@@ -171,7 +192,9 @@ export const keyService = ({ db, audit }: Work) => {
         kind: 'valid',
         principal: {
           keyId: row.id,
+          kind: row.project ? 'project' : row.capability ? 'capability' : 'operator',
           project: row.project ? toProjectMe(row.project) : null,
+          capability: row.capability,
           scopes: new Set(row.scopes),
           expiresAt,
         },

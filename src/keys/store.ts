@@ -6,6 +6,7 @@ import type { ProjectRow } from '../projects/store.ts';
 export interface KeyRow {
   id: string;
   project_id: string | null;
+  capability: string | null;
   display_prefix: string;
   name: string | null;
   scopes: string[];
@@ -15,12 +16,13 @@ export interface KeyRow {
   revoked_at: string | null;
 }
 
-const RECORD = `id, project_id, display_prefix, name, scopes, ${isoColumn('created_at')}, ${isoColumn('expires_at')},
+const RECORD = `id, project_id, capability, display_prefix, name, scopes, ${isoColumn('created_at')}, ${isoColumn('expires_at')},
   ${isoColumn('last_used_at')}, ${isoColumn('revoked_at')}`;
 
 export const keyStore = (db: Db) => ({
   async insert(key: {
     projectId: string | null;
+    capability?: string | null;
     hash: Buffer;
     prefix: string;
     scopes: readonly string[];
@@ -29,10 +31,10 @@ export const keyStore = (db: Db) => ({
   }): Promise<KeyRow> {
     return onlyRow(
       await db.query<KeyRow>(
-        `insert into api_keys (project_id, key_hash, display_prefix, scopes, name, expires_at)
-         values ($1, $2, $3, $4, $5, $6)
+        `insert into api_keys (project_id, capability, key_hash, display_prefix, scopes, name, expires_at)
+         values ($1, $2, $3, $4, $5, $6, $7)
          returning ${RECORD}`,
-        [key.projectId, key.hash, key.prefix, key.scopes, key.name, key.expiresAt],
+        [key.projectId, key.capability ?? null, key.hash, key.prefix, key.scopes, key.name, key.expiresAt],
       ),
     );
   },
@@ -42,19 +44,29 @@ export const keyStore = (db: Db) => ({
   async findByHash(keyHash: Buffer) {
     const { rows } = await db.query<{
       id: string;
+      capability: string | null;
       scopes: string[];
       revoked_at: Date | null;
       expires_at: Date | null;
       project: ProjectRow | null;
     }>({
       name: 'api-key-by-hash',
-      text: `select k.id, k.scopes, k.revoked_at, k.expires_at, to_jsonb(p) as project
+      text: `select k.id, k.capability, k.scopes, k.revoked_at, k.expires_at, to_jsonb(p) as project
                from api_keys k
                left join projects p on p.id = k.project_id
               where k.key_hash = $1`,
       values: [keyHash],
     });
     return rows[0];
+  },
+
+  /** Every scope a capability's manifest declares (a project's key may hold them). */
+  async declaredScopes(): Promise<string[]> {
+    const { rows } = await db.query<{ name: string }>(
+      `select s->>'name' as name from capabilities, jsonb_array_elements(manifest->'scopes') as s
+        where manifest is not null`,
+    );
+    return rows.map((row) => row.name);
   },
 
   /** A key by its id, its display prefix or its hash (whichever the caller has). */

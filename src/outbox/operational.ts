@@ -2,9 +2,10 @@
 // or another prefix; never by `*`), so that the owner of an endpoint learns when it was disabled, paused
 // or resumed, or a delivery died. Each is written, with its deliveries, in the transaction of what it
 // reports: the outbox is their sink, so that endpoints and the worker can report without knowing events.
-import type { EventTypeDeclaration } from '../capabilities.ts';
+
 import type { Db } from '../db/database.ts';
 import { newId } from '../partitions/ids.ts';
+import type { EventTypeDeclaration } from '../registry.ts';
 import { DELIVERIES_CHANNEL } from './channel.ts';
 import { type Lane, settle } from './lanes.ts';
 import { enqueue } from './queue.ts';

@@ -119,7 +119,9 @@ export const portalService = ({ db, audit }: Work) => ({
 function principalOf(session: ActiveSession, token: string): SessionPrincipal {
   return {
     keyId: session.key_id,
+    kind: 'project',
     project: toProjectMe(session.project),
+    capability: null,
     scopes: new Set(session.scopes),
     expiresAt: new Date(session.expires_at).getTime(),
     session: {

@@ -33,6 +33,31 @@ export interface DailyLimit {
   dailyLimit: number;
 }
 
+/** A project's daily limits, by `capability/metric`. */
+export type DailyLimitsOf = (projectId: string) => Promise<Map<string, number>>;
+
+/**
+ * The 429 of a spent daily limit, with the RateLimit headers (draft 8) and when it resets (00:00 UTC);
+ * Core's limits and the capabilities' reservations answer it alike.
+ */
+export function limitRefusal(capability: string, metric: string, limit: number, now: Date): PlatformError {
+  const reset = Math.ceil(
+    (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000,
+  );
+  const policy = `"${capability}.${metric}"`;
+  return new PlatformError(
+    'USAGE_LIMIT_EXCEEDED',
+    `the daily limit of ${limit} for ${capability}/${metric} is reached; it resets at 00:00 UTC`,
+    {
+      headers: {
+        'retry-after': String(reset),
+        'ratelimit-policy': `${policy};q=${limit};w=86400`,
+        ratelimit: `${policy};r=0;t=${reset}`,
+      },
+    },
+  );
+}
+
 /** What this process holds of one project's allowance of one metric today. */
 interface Allowance {
   key: QuotaKey;
@@ -47,7 +72,11 @@ interface Allowance {
   usedAt: number;
 }
 
-export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults: DailyLimit[] }) {
+/**
+ * `defaults`: the limits every project has unless it has its own (the capabilities' defaults, then the
+ * installation's PLATFORM_DAILY_LIMITS over them), asked anew each time a project's limits are read.
+ */
+export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults: () => DailyLimit[] }) {
   const limitsCache = new Map<string, { at: number; limits: Map<string, number> }>();
   const allowances = new Map<string, Allowance>();
   const store = usageStore(deps.db);
@@ -57,7 +86,7 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
     const now = Date.now();
     const cached = limitsCache.get(projectId);
     if (cached && now - cached.at < LIMITS_TTL_MS) return cached.limits;
-    const limits = new Map(deps.defaults.map((l) => [`${l.capability}/${l.metric}`, l.dailyLimit]));
+    const limits = new Map(deps.defaults().map((l) => [`${l.capability}/${l.metric}`, l.dailyLimit]));
     try {
       for (const row of await store.limits(projectId))
         limits.set(`${row.capability}/${row.metric}`, row.daily_limit);
@@ -91,7 +120,9 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
 
   async function reserve(allowance: Allowance, n: number) {
     const { limit } = allowance;
-    const block = Math.max(n, Math.min(BLOCK_MAX, Math.floor((limit - allowance.reserved) / BLOCK_SHARE)));
+    // Large takes (a reservation of 4,096 tokens) get blocks of several, so they do not each write.
+    const most = Math.max(BLOCK_MAX, BLOCK_SHARE * n);
+    const block = Math.max(n, Math.min(most, Math.floor((limit - allowance.reserved) / BLOCK_SHARE)));
     let granted: number;
     try {
       const result = await store.reserve(allowance.key, block, limit);
@@ -117,25 +148,8 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
   const spent = (allowance: Allowance) =>
     allowance.spentAt !== undefined && Date.now() - allowance.spentAt < SPENT_TTL_MS;
 
-  function refusal(allowance: Allowance): PlatformError {
-    const { capability, metric } = allowance.key;
-    const now = deps.clock.now();
-    const reset = Math.ceil(
-      (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000,
-    );
-    const policy = `"${capability}.${metric}"`;
-    return new PlatformError(
-      'USAGE_LIMIT_EXCEEDED',
-      `the daily limit of ${allowance.limit} for ${capability}/${metric} is reached; it resets at 00:00 UTC`,
-      {
-        headers: {
-          'retry-after': String(reset),
-          'ratelimit-policy': `${policy};q=${allowance.limit};w=86400`,
-          ratelimit: `${policy};r=0;t=${reset}`,
-        },
-      },
-    );
-  }
+  const refusal = (allowance: Allowance) =>
+    limitRefusal(allowance.key.capability, allowance.key.metric, allowance.limit, deps.clock.now());
 
   function takeFrom(allowance: Allowance, n: number): boolean {
     if (allowance.left < n) return false;
@@ -145,6 +159,9 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
   }
 
   return {
+    /** The project's limits, by `capability/metric` (5 s old at most). */
+    limitsOf: limitsOf as DailyLimitsOf,
+
     /**
      * Takes n from today's allowance, or throws USAGE_LIMIT_EXCEEDED. Returns a function that gives the n
      * back (for an operation that ends up not happening).
@@ -175,6 +192,41 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
       const allowance = allowanceOf(projectId, capability, metric, limit);
       if (takeFrom(allowance, n)) return true;
       return spent(allowance) ? false : undefined;
+    },
+
+    /**
+     * What remains of the day for the project's metric, as this process sees it: the limit, less what
+     * every process has reserved, plus what this one holds unused (undefined without a limit).
+     */
+    remaining(projectId: string, capability: string, metric: string): number | undefined {
+      const limit = limitsCache.get(projectId)?.limits.get(`${capability}/${metric}`);
+      if (limit === undefined) return undefined;
+      const allowance = allowanceOf(projectId, capability, metric, limit);
+      return Math.max(0, limit - allowance.reserved + allowance.left);
+    },
+
+    /**
+     * Takes back into this process's allowance what was taken and then not used (a reservation released,
+     * or committed for less): it is still reserved in the database, so it needs no write, and goes back to
+     * the day with the rest of the allowance once unused for 2 s. Of another day, it goes back at once.
+     */
+    async credit(projectId: string, capability: string, metric: string, day: string, n: number) {
+      const limit = (await limitsOf(projectId)).get(`${capability}/${metric}`);
+      if (limit === undefined || n <= 0) return;
+      if (day !== deps.meter.dayOf(deps.clock.now())) {
+        await store.giveBack({ projectId, day, capability, metric }, n);
+        return;
+      }
+      const allowance = allowanceOf(projectId, capability, metric, limit);
+      allowance.left += n;
+      allowance.spentAt = undefined;
+      allowance.usedAt = Date.now();
+    },
+
+    /** Forgets that the day looked spent, so that the next take asks the database (room was given back). */
+    forgetSpent(projectId: string, capability: string, metric: string) {
+      const allowance = allowances.get(`${projectId}|${capability}|${metric}`);
+      if (allowance) allowance.spentAt = undefined;
     },
 
     /** The refusal of a spent allowance, for tryTake's false. */

@@ -1,8 +1,10 @@
 // A project's daily limits as operators set them: the installation's defaults (PLATFORM_DAILY_LIMITS),
 // overridden per project. Only a metric some capability counts can be limited (the registry says which);
 // setting and clearing an override is audited. Every process applies a change within 5 s.
-import type { CapabilityRegistry } from '../capabilities.ts';
+
+import { capabilityStore } from '../capabilities/store.ts';
 import { PlatformError } from '../errors.ts';
+import type { CapabilityRegistry } from '../registry.ts';
 import type { Work } from '../work.ts';
 import type { DailyLimit } from './limits.ts';
 import { usageStore } from './store.ts';
@@ -13,12 +15,13 @@ export interface EffectiveLimit extends DailyLimit {
 
 export const limitOverrides = (
   { db, audit }: Work,
-  deps: { registry: CapabilityRegistry; defaults: DailyLimit[] },
+  deps: { registry: CapabilityRegistry; defaults: () => DailyLimit[] },
 ) => {
   const store = usageStore(db);
 
-  function requireKnown(capability: string, metric: string) {
-    const known = deps.registry.metrics();
+  /** A metric some capability counts: registered in code, or declared by a manifest now. */
+  async function requireKnown(capability: string, metric: string) {
+    const known = [...deps.registry.metrics(), ...(await capabilityStore(db).declaredMetrics())];
     if (!known.includes(`${capability}/${metric}`)) {
       const detail = `no capability counts ${capability}/${metric}; the metrics are ${known.join(', ')}`;
       throw new PlatformError('VALIDATION_FAILED', detail, { errors: [{ parameter: 'metric', detail }] });
@@ -29,7 +32,7 @@ export const limitOverrides = (
     /** Every limit that applies to the project, marked default or project, by capability and metric. */
     async effective(projectId: string): Promise<EffectiveLimit[]> {
       const limits = new Map<string, EffectiveLimit>();
-      for (const limit of deps.defaults)
+      for (const limit of deps.defaults())
         limits.set(`${limit.capability}/${limit.metric}`, { ...limit, source: 'default' });
       for (const row of await store.limits(projectId)) {
         const { capability, metric, daily_limit: dailyLimit } = row;
@@ -41,7 +44,7 @@ export const limitOverrides = (
     },
 
     async set(projectId: string, limit: DailyLimit): Promise<EffectiveLimit> {
-      requireKnown(limit.capability, limit.metric);
+      await requireKnown(limit.capability, limit.metric);
       await store.setLimit(projectId, limit.capability, limit.metric, limit.dailyLimit);
       audit({
         action: 'limit.set',
@@ -54,7 +57,7 @@ export const limitOverrides = (
 
     /** Back to the default; nothing to clear changes nothing. */
     async clear(projectId: string, capability: string, metric: string) {
-      requireKnown(capability, metric);
+      await requireKnown(capability, metric);
       if (!(await store.clearLimit(projectId, capability, metric))) return;
       audit({
         action: 'limit.cleared',

@@ -1,27 +1,33 @@
-// Signing secrets of webhook endpoints: `whsec_` + base64 of 32 random bytes, returned in clear once (at
-// creation and rotation) and kept only sealed, bound to their endpoint (it cannot be moved to another).
+// Signing secrets: `whsec_` + base64 of 32 random bytes, returned in clear once (at creation and rotation)
+// and kept only sealed, bound to their owner (an endpoint, or a capability: sealed for one, a secret
+// cannot be opened as another's). Deliveries to endpoints and Core's calls to capabilities are signed
+// with them, as Standard Webhooks sign.
 import { type Keyring, randomPooled, seal, unseal } from '../crypto.ts';
 
 const SECRET_PREFIX = 'whsec_';
 
-const secretContext = (endpointId: string) => `webhook-secret:${endpointId}`;
+/** Whose secret: an endpoint's (by its id, the default) or a capability's (by its name). */
+export type SecretOwner = string | { capability: string };
 
-/** A new secret for an endpoint: in clear (to show once) and sealed (to store). */
-export function newSecret(keyring: Keyring, endpointId: string) {
+const contextOf = (owner: SecretOwner) =>
+  typeof owner === 'string' ? `webhook-secret:${owner}` : `capability-secret:${owner.capability}`;
+
+/** A new secret: in clear (to show once) and sealed (to store). */
+export function newSecret(keyring: Keyring, owner: SecretOwner) {
   const bytes = randomPooled(32);
   return {
     clear: `${SECRET_PREFIX}${bytes.toString('base64')}`,
-    sealed: seal(keyring, bytes, secretContext(endpointId)),
+    sealed: seal(keyring, bytes, contextOf(owner)),
   };
 }
 
-/** The HMAC keys of an endpoint from its sealed secrets: the active one, then the previous one if any. */
+/** The HMAC keys from an owner's sealed secrets: the active one, then the previous one if any. */
 export function signingKeys(
   keyring: Keyring,
-  endpointId: string,
+  owner: SecretOwner,
   active: Buffer,
   previous: Buffer | null,
 ): Buffer[] {
-  const open = (sealed: Buffer) => unseal(keyring, sealed, secretContext(endpointId));
+  const open = (sealed: Buffer) => unseal(keyring, sealed, contextOf(owner));
   return previous ? [open(active), open(previous)] : [open(active)];
 }

@@ -1,7 +1,6 @@
 // Webhook endpoints and the state machine of their signing secrets (spec section 3): one active secret,
 // plus a previous one while a rotation is under way (secrets.ts makes and seals them).
 import { randomUUID } from 'node:crypto';
-import type { CapabilityRegistry } from '../capabilities.ts';
 import type { DeclaredTypes } from '../catalogue/declared.ts';
 import { outsideRegistry } from '../catalogue/service.ts';
 import type { Keyring } from '../crypto.ts';
@@ -10,6 +9,7 @@ import { write } from '../idempotency/write.ts';
 import { holdForPause, lockLanes, relane } from '../outbox/lanes.ts';
 import { emitOperational } from '../outbox/operational.ts';
 import { cancelPending, forgetSlots } from '../outbox/queue.ts';
+import type { CapabilityRegistry } from '../registry.ts';
 import type { Work } from '../work.ts';
 import { checkWebhookUrl, type UrlCheckOptions } from './address-policy.ts';
 import { newSecret } from './secrets.ts';

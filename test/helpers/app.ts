@@ -2,7 +2,6 @@
 import { after } from 'node:test';
 import pino from 'pino';
 import { auditInto } from '../../src/audit/store.ts';
-import type { CapabilityRegistry } from '../../src/capabilities.ts';
 import type { Clock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Context } from '../../src/context.ts';
@@ -11,11 +10,13 @@ import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import type { DeliveryWorker } from '../../src/delivery/worker.ts';
 import type { App } from '../../src/http/app.ts';
-import { OPERATOR_SCOPES, type OperatorScope, SCOPES, type Scope } from '../../src/keys/scopes.ts';
+import { OPERATOR_SCOPES, type OperatorScope, SCOPES } from '../../src/keys/scopes.ts';
 import { keyService } from '../../src/keys/service.ts';
 import { projectService } from '../../src/projects/service.ts';
+import type { CapabilityRegistry } from '../../src/registry.ts';
 import { createLogger } from '../../src/runtime.ts';
 import { createService } from '../../src/service.ts';
+import { servicesOf } from '../../src/services.ts';
 import type { Resolver } from '../../src/webhooks/address-policy.ts';
 import { createDatabase } from './database.ts';
 
@@ -27,10 +28,18 @@ export interface TestService {
   worker: DeliveryWorker | undefined;
   /** the metrics listener (http://host:port), when PLATFORM_METRICS_PORT is set */
   metricsAddress: string | undefined;
-  /** A new project and a key for it (every scope unless scopes are given). */
-  tenant(scopes?: readonly Scope[], mode?: 'test' | 'live'): Promise<Tenant>;
+  /** A new project and a key for it (every scope of Core unless scopes are given: a capability's by name). */
+  tenant(scopes?: readonly string[], mode?: 'test' | 'live'): Promise<Tenant>;
   /** An operator's key (every operator scope unless scopes are given). */
   operator(scopes?: readonly OperatorScope[]): Promise<{ key: string; keyId: string }>;
+  /**
+   * A capability registered as an operator would, with its first key and signing secret, and the manifest
+   * when one is given (put as the capability would), read into the registry at once.
+   */
+  capability(
+    name: string,
+    options?: { manifest?: unknown; upstream?: string; erasureUrl?: string },
+  ): Promise<{ name: string; key: string; keyId: string; signingSecret: string }>;
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
 }
 
@@ -164,6 +173,23 @@ export async function startService(
         const created = await keyService(work).create(project, { scopes: [...scopes] });
         return { projectId: project.id, slug, key: created.key, keyId: created.id };
       }),
+    async capability(name, options = {}) {
+      const created = await db.transaction(async (tx, hooks) => {
+        const audit = auditInto({ actor: { type: 'cli' }, requestId: `test-capability-${name}` }, hooks);
+        const work = { db: tx, hooks, audit };
+        const capabilities = servicesOf(context, work).capabilities;
+        const made = await capabilities.register({
+          name,
+          description: `The ${name} capability`,
+          upstream: options.upstream,
+          erasureUrl: options.erasureUrl,
+        });
+        if (options.manifest) await capabilities.putManifest(name, options.manifest as never);
+        return made;
+      });
+      await context.directory.refresh();
+      return { name, key: created.key, keyId: created.keyId, signingSecret: created.signingSecret };
+    },
     operator: (scopes = OPERATOR_SCOPES) =>
       db.transaction(async (tx, hooks) => {
         const audit = auditInto({ actor: { type: 'cli' }, requestId: 'test-operator' }, hooks);

@@ -1,6 +1,7 @@
 // ROUTES is the single list of authenticated routes the tests hold to the contract: a route added to the
 // API is added here, and the security set, the bad-input set and the path-id set run on it.
-import type { OperatorScope, Scope } from '../../src/keys/scopes.ts';
+import type { CAPABILITY_SCOPE, KeyKind, OperatorScope, Scope } from '../../src/keys/scopes.ts';
+import { isOperatorScope } from '../../src/keys/scopes.ts';
 
 export interface Route {
   method: string;
@@ -8,14 +9,30 @@ export interface Route {
    * `{id}` stands for an endpoint of the key's project, `{event}` for one of its events, `{delivery}` for
    * one of its deliveries, `{job}` for one of its jobs, `{name}` for an event type it declared,
    * `{session}` for one of its portal sessions; on /admin
-   * routes `{project}` for a project and `{key}` for a key
+   * routes `{project}` for a project and `{key}` for a key, `{capability}` for a capability; on
+   * /capability routes `{project}` for a project and `{reservation}` for one of the capability's
+   * reservations
    */
   path: string;
   /** the scope it needs; undefined = any valid key */
-  scope?: Scope | OperatorScope;
-  /** a valid body, for the routes that take one */
+  scope?: Scope | OperatorScope | typeof CAPABILITY_SCOPE;
+  /** a valid body, for the routes that take one (a function of the ids, where it names one) */
   body?: unknown;
 }
+
+/** The capability the route lists register (with TEST_MANIFEST) for the capability routes. */
+export const TEST_CAPABILITY = 'routelist';
+
+/** A manifest for the capability routes: a scope, a metric, an event type, a provider. */
+export const TEST_MANIFEST = {
+  description: 'The capability the route list uses',
+  scopes: [{ name: 'routelist:use', description: 'Use it' }],
+  metrics: [{ name: 'units', description: 'Units used', defaultDailyLimit: 1000 }],
+  eventTypes: [{ name: 'routelist.thing.done', description: 'A thing was done' }],
+  providers: [{ name: 'upstream-provider' }],
+  erasure: null,
+  gateway: null,
+};
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/api/health' },
@@ -111,18 +128,96 @@ export const ROUTES: Route[] = [
     scope: 'limits:manage',
   },
   { method: 'GET', path: '/admin/v1/audit', scope: 'audit:read' },
+  { method: 'GET', path: '/admin/v1/projects/{project}/usage', scope: 'limits:manage' },
+  {
+    method: 'POST',
+    path: '/admin/v1/capabilities',
+    scope: 'capabilities:manage',
+    body: { name: 'fromroutelist', description: 'Registered by the route list' },
+  },
+  { method: 'GET', path: '/admin/v1/capabilities', scope: 'capabilities:manage' },
+  { method: 'GET', path: '/admin/v1/capabilities/{capability}', scope: 'capabilities:manage' },
+  {
+    method: 'PATCH',
+    path: '/admin/v1/capabilities/{capability}',
+    scope: 'capabilities:manage',
+    body: { description: 'Changed by the route list' },
+  },
+  { method: 'POST', path: '/admin/v1/capabilities/{capability}/keys', scope: 'capabilities:manage' },
+  {
+    method: 'POST',
+    path: '/admin/v1/capabilities/{capability}/rotate-signing-secret',
+    scope: 'capabilities:manage',
+  },
+  {
+    method: 'POST',
+    path: '/admin/v1/capabilities/{capability}/retire-previous-signing-secret',
+    scope: 'capabilities:manage',
+  },
+  { method: 'GET', path: '/capability/v1/manifest', scope: 'capability' },
+  { method: 'PUT', path: '/capability/v1/manifest', scope: 'capability', body: TEST_MANIFEST },
+  {
+    method: 'POST',
+    path: '/capability/v1/keys/verify',
+    scope: 'capability',
+    body: { key: `pk_test_${'B'.repeat(32)}` },
+  },
+  {
+    method: 'POST',
+    path: '/capability/v1/usage',
+    scope: 'capability',
+    body: (ids: Ids) => ({
+      records: [
+        { id: `r-${Date.now()}-${Math.random()}`, projectId: ids.project, metric: 'units', value: 1 },
+      ],
+    }),
+  },
+  { method: 'GET', path: '/capability/v1/limits/{project}/units', scope: 'capability' },
+  {
+    method: 'POST',
+    path: '/capability/v1/reservations',
+    scope: 'capability',
+    body: (ids: Ids) => ({ projectId: ids.project, metric: 'units', amount: 1 }),
+  },
+  {
+    method: 'POST',
+    path: '/capability/v1/reservations/{reservation}/commit',
+    scope: 'capability',
+    body: { amount: 1 },
+  },
+  { method: 'POST', path: '/capability/v1/reservations/{reservation}/release', scope: 'capability' },
+  {
+    method: 'POST',
+    path: '/capability/v1/events',
+    scope: 'capability',
+    body: (ids: Ids) => ({ projectId: ids.project, type: 'routelist.thing.done', data: {} }),
+  },
 ];
 
 /** Routes that take a body. */
 export const WITH_BODY = ROUTES.filter((route) => route.body !== undefined);
 
-const PLACEHOLDER = /\{(id|event|project|key|delivery|job|name|session)\}/g;
+const PLACEHOLDER = /\{(id|event|project|key|delivery|job|name|session|capability|reservation)\}/g;
 
 /** Routes with an id in their path. */
 export const WITH_ID = ROUTES.filter((route) => route.path.match(PLACEHOLDER));
 
 /** Whether the route is the management API's (operator keys). */
 export const isAdmin = (route: Route) => route.path.startsWith('/admin/');
+
+/** The kind of key a route takes. */
+export const kindOf = (route: Route): KeyKind =>
+  route.path.startsWith('/capability/')
+    ? 'capability'
+    : route.scope !== undefined && isOperatorScope(route.scope)
+      ? 'operator'
+      : isAdmin(route)
+        ? 'operator'
+        : 'project';
+
+/** The route's body for these ids. */
+export const bodyOf = (route: Route, ids: Ids): unknown =>
+  typeof route.body === 'function' ? (route.body as (ids: Ids) => unknown)(ids) : route.body;
 
 export interface Ids {
   id?: string;
@@ -133,6 +228,8 @@ export interface Ids {
   job?: string;
   name?: string;
   session?: string;
+  capability?: string;
+  reservation?: string;
 }
 
 /** The same value for every kind of id. */
@@ -145,6 +242,8 @@ export const everyId = (id: string): Ids => ({
   job: id,
   name: id,
   session: id,
+  capability: id,
+  reservation: id,
 });
 
 /** The route's path with ids put in. */

@@ -523,6 +523,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/projects/{id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's usage by UTC day, capability and metric, with its daily limits */
+        get: operations["getProjectUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/projects/{id}/limits": {
         parameters: {
             query?: never;
@@ -569,6 +586,248 @@ export interface paths {
         get: operations["listAuditEntries"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/capabilities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The capabilities, by name, with their manifests */
+        get: operations["listCapabilities"];
+        put?: never;
+        /** Register a capability: its first key and its signing secret are shown this once */
+        post: operations["createCapability"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/capabilities/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A capability and its manifest */
+        get: operations["getCapability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a capability’s description, upstream or erasure URL (JSON merge patch)
+         * @description Where a capability’s traffic goes is an operator’s decision alone: its own key cannot change it.
+         */
+        patch: operations["updateCapability"];
+        trace?: never;
+    };
+    "/admin/v1/capabilities/{name}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Another key of the capability (an old one is revoked with /admin/v1/keys/{id}/revoke) */
+        post: operations["createCapabilityKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/capabilities/{name}/rotate-signing-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new signing secret; the previous one keeps signing until retired */
+        post: operations["rotateCapabilitySigningSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/capabilities/{name}/retire-previous-signing-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End a rotation: the previous signing secret stops signing */
+        post: operations["retirePreviousCapabilitySigningSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/capability/v1/manifest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The capability the key belongs to, with its manifest as last declared */
+        get: operations["getOwnCapability"];
+        /**
+         * Declare the capability’s manifest: scopes, metrics, event types, providers, erasure, gateway
+         * @description Replaces the whole manifest. Scopes are named <capability>:…, event types <capability>.…; a route’s scope and metric are declared by the same manifest; push erasure and a gateway need the addresses an operator set. Every process applies it within 5 s.
+         */
+        put: operations["putManifest"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/capability/v1/keys/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a project’s key a caller presented, and the scopes it holds
+         * @description Answers 200 whatever the key: valid with its project, or not with why. A revocation is seen within 5 s.
+         */
+        post: operations["verifyKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/capability/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish one of the capability’s declared event types on a project’s behalf
+         * @description As a project’s publish: its data checked against the type’s schema, core/events_published and its limit.
+         */
+        post: operations["publishCapabilityEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/capability/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record usage: 1–1,000 records, each counted once by its id (35 days), on its own UTC day
+         * @description A record repeated (in the batch or a later one) counts as a duplicate; the first wins. Any invalid record (an unknown project or metric included) refuses the whole batch. Recorded usage is never refused for a limit.
+         */
+        post: operations["recordUsage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/capability/v1/limits/{projectId}/{metric}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A project’s metric today: its daily limit, what was used, what reservations hold, what remains */
+        get: operations["getLimitToday"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/capability/v1/reservations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reserve part of a project’s daily allowance of a metric before costly work
+         * @description Past the limit: 429 USAGE_LIMIT_EXCEEDED with retry-after and RateLimit headers. Used + reserved never passes the limit.
+         */
+        post: operations["reserve"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/capability/v1/reservations/{id}/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Commit what was used: recorded under the reservation’s id; the rest freed */
+        post: operations["commitReservation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/capability/v1/reservations/{id}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Release a reservation: what it held goes back to the day */
+        post: operations["releaseReservation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -689,7 +948,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "VALIDATION_FAILED" | "MALFORMED_REQUEST" | "IDEMPOTENCY_KEY_MISSING" | "IDEMPOTENCY_KEY_INVALID" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_LIMIT_REACHED" | "USAGE_RANGE_INVALID" | "EVENT_TYPE_LIMIT_REACHED" | "DELIVERY_NOT_RETRYABLE" | "WEBHOOK_ENDPOINT_DISABLED" | "EVENT_DISPATCH_IN_PROGRESS" | "API_KEY_MISSING" | "API_KEY_INVALID" | "API_KEY_REVOKED" | "API_KEY_EXPIRED" | "PORTAL_SESSION_EXPIRED" | "INSUFFICIENT_SCOPE" | "CSRF_TOKEN_INVALID" | "NOT_FOUND" | "SLUG_TAKEN" | "IDEMPOTENCY_KEY_IN_PROGRESS" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "USAGE_LIMIT_EXCEEDED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_FAILED" | "MALFORMED_REQUEST" | "IDEMPOTENCY_KEY_MISSING" | "IDEMPOTENCY_KEY_INVALID" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_LIMIT_REACHED" | "USAGE_RANGE_INVALID" | "EVENT_TYPE_LIMIT_REACHED" | "DELIVERY_NOT_RETRYABLE" | "WEBHOOK_ENDPOINT_DISABLED" | "EVENT_DISPATCH_IN_PROGRESS" | "API_KEY_MISSING" | "API_KEY_INVALID" | "API_KEY_REVOKED" | "API_KEY_EXPIRED" | "PORTAL_SESSION_EXPIRED" | "INSUFFICIENT_SCOPE" | "CSRF_TOKEN_INVALID" | "NOT_FOUND" | "SLUG_TAKEN" | "CAPABILITY_NAME_TAKEN" | "RESERVATION_SETTLED" | "IDEMPOTENCY_KEY_IN_PROGRESS" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "USAGE_LIMIT_EXCEEDED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "SERVICE_UNAVAILABLE";
             requestId: string;
             errors?: {
                 pointer?: string;
@@ -1193,7 +1452,7 @@ export interface components {
                 keyId?: string;
             };
             /** @enum {string} */
-            action: "project.created" | "project.updated" | "key.created" | "key.revoked" | "limit.set" | "limit.cleared" | "subject.erased" | "portal_session.created" | "portal_session.revoked" | "endpoint.created" | "endpoint.deleted" | "endpoint.secret_rotated" | "endpoint.secret_retired" | "endpoint.updated";
+            action: "project.created" | "project.updated" | "key.created" | "key.revoked" | "limit.set" | "limit.cleared" | "subject.erased" | "portal_session.created" | "portal_session.revoked" | "endpoint.created" | "endpoint.deleted" | "endpoint.secret_rotated" | "endpoint.secret_retired" | "endpoint.updated" | "capability.created" | "capability.updated" | "capability.manifest_put" | "capability.secret_rotated" | "capability.secret_retired";
             projectId: string | null;
             target: {
                 type: string;
@@ -1206,6 +1465,215 @@ export interface components {
         AuditPage: {
             data: components["schemas"]["AuditEntry"][];
             nextCursor: string | null;
+        };
+        /**
+         * @example {
+         *       "description": "Messages to people, by e-mail and SMS.",
+         *       "scopes": [
+         *         {
+         *           "name": "notify:send",
+         *           "description": "Send messages"
+         *         }
+         *       ],
+         *       "metrics": [
+         *         {
+         *           "name": "messages_sent",
+         *           "description": "Messages handed to a provider",
+         *           "defaultDailyLimit": 10000
+         *         }
+         *       ],
+         *       "eventTypes": [
+         *         {
+         *           "name": "notify.message.sent",
+         *           "description": "A message was handed to its provider.",
+         *           "schema": {
+         *             "type": "object",
+         *             "properties": {
+         *               "messageId": {
+         *                 "type": "string"
+         *               }
+         *             },
+         *             "required": [
+         *               "messageId"
+         *             ]
+         *           },
+         *           "example": {
+         *             "messageId": "msg_1"
+         *           }
+         *         }
+         *       ],
+         *       "providers": [
+         *         {
+         *           "name": "mailer",
+         *           "description": "The e-mail provider"
+         *         }
+         *       ],
+         *       "erasure": {
+         *         "mode": "push",
+         *         "timeoutSeconds": 5
+         *       },
+         *       "gateway": {
+         *         "routes": [
+         *           {
+         *             "method": "POST",
+         *             "path": "/v1/messages",
+         *             "scope": "notify:send",
+         *             "idempotent": true,
+         *             "metric": "messages_sent"
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        Manifest: {
+            description: string;
+            scopes: {
+                /** @description capability:action */
+                name: string;
+                description: string;
+            }[];
+            metrics: {
+                /** @description bare: messages_sent */
+                name: string;
+                description: string;
+                unit?: string;
+                defaultDailyLimit?: number;
+            }[];
+            eventTypes: {
+                name: string;
+                description: string;
+                schema?: {
+                    [key: string]: unknown;
+                } | null;
+                example?: {
+                    [key: string]: unknown;
+                } | null;
+            }[];
+            providers: {
+                /** @description a provider: twilio */
+                name: string;
+                description?: string;
+            }[];
+            erasure: {
+                /** @enum {string} */
+                mode: "push";
+                timeoutSeconds?: number;
+            } | {
+                /** @enum {string} */
+                mode: "pull";
+            } | null;
+            gateway: {
+                routes: {
+                    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                    path: string;
+                    scope: string;
+                    idempotent: boolean;
+                    metric?: string;
+                }[];
+            } | null;
+        };
+        Capability: {
+            name: string;
+            description: string;
+            upstream: string | null;
+            erasureUrl: string | null;
+            manifest: components["schemas"]["Manifest"] | null;
+            hasPreviousSigningSecret: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        CapabilityCreated: {
+            name: string;
+            description: string;
+            upstream: string | null;
+            erasureUrl: string | null;
+            manifest: components["schemas"]["Manifest"] | null;
+            hasPreviousSigningSecret: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description the capability’s first key (pk_cap_…), shown this once */
+            key: string;
+            /** Format: uuid */
+            keyId: string;
+            /** @description whsec_…, shown this once */
+            signingSecret: string;
+        };
+        CapabilityList: {
+            data: components["schemas"]["Capability"][];
+        };
+        CapabilityKeyCreated: {
+            /** Format: uuid */
+            id: string;
+            capability: string;
+            prefix: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description shown this once */
+            key: string;
+        };
+        SigningSecretRotated: {
+            name: string;
+            /** @description whsec_…, shown this once */
+            signingSecret: string;
+        };
+        KeyVerified: {
+            /** @enum {boolean} */
+            valid: true;
+            /** Format: uuid */
+            projectId: string;
+            projectSlug: string;
+            mode: "test" | "live";
+            /** Format: uuid */
+            keyId: string;
+            scopes: string[];
+        } | {
+            /** @enum {boolean} */
+            valid: false;
+            code: "API_KEY_INVALID" | "API_KEY_REVOKED" | "API_KEY_EXPIRED" | "INSUFFICIENT_SCOPE";
+            missingScopes?: string[];
+        };
+        UsageAccepted: {
+            /** @description records counted now */
+            accepted: number;
+            /** @description records whose id was counted before */
+            duplicates: number;
+        };
+        Reservation: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            projectId: string;
+            metric: string;
+            amount: number;
+            /** Format: date-time */
+            expiresAt: string;
+            /** @description left of the day after it; null: no limit */
+            remaining: number | null;
+        };
+        ReservationCommitted: {
+            /** @description the reservation’s id: the usage record it made */
+            usageRecordId: string;
+            /** @description committed after it expired: the usage is recorded all the same */
+            expired: boolean;
+            committed: number | null;
+        };
+        ReservationReleased: {
+            /** Format: uuid */
+            id: string;
+            state: "released" | "expired";
+        };
+        LimitToday: {
+            dailyLimit: number | null;
+            used: number;
+            /** @description held by open reservations */
+            reserved: number;
+            remaining: number | null;
+            /** Format: date-time */
+            resetsAt: string;
         };
     };
     responses: never;
@@ -4971,6 +5439,96 @@ export interface operations {
             };
         };
     };
+    getProjectUsage: {
+        parameters: {
+            query?: {
+                /** @description YYYY-MM-DD (UTC), inclusive */
+                from?: string;
+                /** @description YYYY-MM-DD (UTC), inclusive */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Usage"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
     listProjectLimits: {
         parameters: {
             query?: never;
@@ -5294,7 +5852,7 @@ export interface operations {
         parameters: {
             query?: {
                 projectId?: string;
-                action?: "project.created" | "project.updated" | "key.created" | "key.revoked" | "limit.set" | "limit.cleared" | "subject.erased" | "portal_session.created" | "portal_session.revoked" | "endpoint.created" | "endpoint.deleted" | "endpoint.secret_rotated" | "endpoint.secret_retired" | "endpoint.updated";
+                action?: "project.created" | "project.updated" | "key.created" | "key.revoked" | "limit.set" | "limit.cleared" | "subject.erased" | "portal_session.created" | "portal_session.revoked" | "endpoint.created" | "endpoint.deleted" | "endpoint.secret_rotated" | "endpoint.secret_retired" | "endpoint.updated" | "capability.created" | "capability.updated" | "capability.manifest_put" | "capability.secret_rotated" | "capability.secret_retired";
                 since?: string;
                 /** @description rows per page, default 20 */
                 limit?: number;
@@ -5335,6 +5893,1886 @@ export interface operations {
             };
             /** @description a problem (RFC 9457): see its code */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    listCapabilities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CapabilityList"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    createCapability: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "notify",
+                 *       "description": "Notifications",
+                 *       "upstream": "http://notify.internal:4000",
+                 *       "erasureUrl": null
+                 *     }
+                 */
+                "application/json": {
+                    /** @description lowercase, 2-32 characters; core is reserved */
+                    name: string;
+                    description: string;
+                    /** @description an http(s) URL, or null */
+                    upstream?: string | null;
+                    /** @description an http(s) URL, or null */
+                    erasureUrl?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CapabilityCreated"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    getCapability: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Capability"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    updateCapability: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "upstream": "http://notify.internal:4001"
+                 *     }
+                 */
+                "application/json": {
+                    description?: string;
+                    /** @description an http(s) URL, or null */
+                    upstream?: string | null;
+                    /** @description an http(s) URL, or null */
+                    erasureUrl?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Capability"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    createCapabilityKey: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CapabilityKeyCreated"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    rotateCapabilitySigningSecret: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningSecretRotated"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    retirePreviousCapabilitySigningSecret: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Capability"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    getOwnCapability: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Capability"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    putManifest: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "Messages to people, by e-mail and SMS.",
+                 *       "scopes": [
+                 *         {
+                 *           "name": "notify:send",
+                 *           "description": "Send messages"
+                 *         }
+                 *       ],
+                 *       "metrics": [
+                 *         {
+                 *           "name": "messages_sent",
+                 *           "description": "Messages handed to a provider",
+                 *           "defaultDailyLimit": 10000
+                 *         }
+                 *       ],
+                 *       "eventTypes": [
+                 *         {
+                 *           "name": "notify.message.sent",
+                 *           "description": "A message was handed to its provider.",
+                 *           "schema": {
+                 *             "type": "object",
+                 *             "properties": {
+                 *               "messageId": {
+                 *                 "type": "string"
+                 *               }
+                 *             },
+                 *             "required": [
+                 *               "messageId"
+                 *             ]
+                 *           },
+                 *           "example": {
+                 *             "messageId": "msg_1"
+                 *           }
+                 *         }
+                 *       ],
+                 *       "providers": [
+                 *         {
+                 *           "name": "mailer",
+                 *           "description": "The e-mail provider"
+                 *         }
+                 *       ],
+                 *       "erasure": {
+                 *         "mode": "push",
+                 *         "timeoutSeconds": 5
+                 *       },
+                 *       "gateway": {
+                 *         "routes": [
+                 *           {
+                 *             "method": "POST",
+                 *             "path": "/v1/messages",
+                 *             "scope": "notify:send",
+                 *             "idempotent": true,
+                 *             "metric": "messages_sent"
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    description: string;
+                    scopes: {
+                        /** @description capability:action */
+                        name: string;
+                        description: string;
+                    }[];
+                    metrics: {
+                        /** @description bare: messages_sent */
+                        name: string;
+                        description: string;
+                        unit?: string;
+                        defaultDailyLimit?: number;
+                    }[];
+                    eventTypes: {
+                        name: string;
+                        description: string;
+                        schema?: {
+                            [key: string]: unknown;
+                        } | null;
+                        example?: {
+                            [key: string]: unknown;
+                        } | null;
+                    }[];
+                    providers: {
+                        /** @description a provider: twilio */
+                        name: string;
+                        description?: string;
+                    }[];
+                    erasure: {
+                        /** @enum {string} */
+                        mode: "push";
+                        timeoutSeconds?: number;
+                    } | {
+                        /** @enum {string} */
+                        mode: "pull";
+                    } | null;
+                    gateway: {
+                        routes: {
+                            method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                            path: string;
+                            scope: string;
+                            idempotent: boolean;
+                            metric?: string;
+                        }[];
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Capability"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    verifyKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "key": "pk_live_h8auVgyWAt1JbCp8EGcAV1JGl1kmSu1j",
+                 *       "scopes": [
+                 *         "notify:send"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the key a caller presented */
+                    key: string;
+                    /** @description scopes it must hold */
+                    scopes?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyVerified"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    publishCapabilityEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "projectId": "18767f97-0c9c-4522-b8cd-09b38524cd80",
+                 *       "type": "notify.message.sent",
+                 *       "data": {
+                 *         "messageId": "msg_1",
+                 *         "channel": "email"
+                 *       },
+                 *       "subjects": [
+                 *         {
+                 *           "type": "email",
+                 *           "value": "ada@example.com"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    projectId: string;
+                    type: string;
+                    /** @description the payload, at most 256 KiB as JSON */
+                    data: {
+                        [key: string]: unknown;
+                    };
+                    /** @description the people the event concerns, so that erasing them redacts it */
+                    subjects?: {
+                        /** @enum {string} */
+                        type: "email" | "phone" | "external_id";
+                        value: string;
+                    }[];
+                    /** @description endpoints ordered by key receive the events of one key in publish order */
+                    orderingKey?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPublished"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    recordUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "records": [
+                 *         {
+                 *           "id": "msg_8f2k1",
+                 *           "projectId": "18767f97-0c9c-4522-b8cd-09b38524cd80",
+                 *           "metric": "messages_sent",
+                 *           "value": 1,
+                 *           "time": "2026-11-26T10:00:00Z"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    records: {
+                        /** @description unique per capability for 35 days */
+                        id: string;
+                        /** Format: uuid */
+                        projectId: string;
+                        /** @description bare: messages_sent */
+                        metric: string;
+                        value: number;
+                        /**
+                         * Format: date-time
+                         * @description default: now
+                         */
+                        time?: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageAccepted"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    getLimitToday: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description bare: messages_sent */
+                metric: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitToday"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    reserve: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "projectId": "18767f97-0c9c-4522-b8cd-09b38524cd80",
+                 *       "metric": "tokens",
+                 *       "amount": 4000,
+                 *       "ttlSeconds": 120
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    projectId: string;
+                    /** @description bare: messages_sent */
+                    metric: string;
+                    amount: number;
+                    /** @description default 60 */
+                    ttlSeconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    commitReservation: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 2713
+                 *     }
+                 */
+                "application/json": {
+                    /** @description what was used */
+                    amount: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReservationCommitted"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    releaseReservation: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReservationReleased"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,9 +1,12 @@
-// The management API's daily limits of a project: read (each default or the project's), set, cleared.
+// The management API's daily limits of a project (read, each default or the project's; set; cleared), and
+// its usage, as the project itself reads it.
 import {
   EffectiveLimitSchema,
   EffectiveLimitsSchema,
   LimitBodySchema,
   LimitParamsSchema,
+  UsageQuerySchema,
+  UsageSchema,
 } from '../../../usage/schema.ts';
 import { errorResponses } from '../../problems.ts';
 import { IdempotencyHeaders, IdParamsSchema, ref, routes } from '../common.ts';
@@ -12,7 +15,26 @@ const tags = ['admin'];
 const config = { access: 'limits:manage' as const };
 const byLimit = { tags, headers: IdempotencyHeaders, params: LimitParamsSchema };
 
-export const adminLimitRoutes = routes([EffectiveLimitSchema, EffectiveLimitsSchema], (app) => {
+export const adminLimitRoutes = routes([EffectiveLimitSchema, EffectiveLimitsSchema, UsageSchema], (app) => {
+  app.get(
+    '/admin/v1/projects/:id/usage',
+    {
+      config,
+      schema: {
+        operationId: 'getProjectUsage',
+        summary: "The project's usage by UTC day, capability and metric, with its daily limits",
+        tags,
+        params: IdParamsSchema,
+        querystring: UsageQuerySchema,
+        response: { 200: ref('Usage'), ...errorResponses(400, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { projects, usage } = request.services;
+      return usage.report((await projects.get(request.params.id)).id, request.query);
+    },
+  );
+
   app.get(
     '/admin/v1/projects/:id/limits',
     {

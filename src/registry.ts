@@ -1,7 +1,9 @@
-// The registry that capabilities (Core, Notify, Pay, Billing, AI) fill: their name, the event types they
-// emit, the usage metrics they count, the providers behind their circuit breakers, and an eraser for the
-// data they hold about people. Health reads the breakers from here, erasure the erasers, daily limits the
-// metrics, the event-type catalogue the types.
+// The registry of capabilities (Core, Notify, Pay, Billing, AI): their name, the event types they emit, the
+// usage metrics they count (with their default daily limits), the scopes they declare, the providers
+// behind their circuit breakers, and an eraser for the data they hold about people. Health reads the
+// breakers from here, erasure the erasers, daily limits the metrics, the event-type catalogue the types.
+// Two kinds fill it: those that run in this process and register in code (Core), and those that plug
+// in as services of their own, declared by their manifests (directory.ts keeps them, 5 s old at most).
 
 import type { Db } from './db/database.ts';
 
@@ -43,6 +45,10 @@ export interface EventTypeDeclaration {
 export interface Capability {
   name: string;
   eventTypes?: readonly EventTypeDeclaration[];
+  /** the scopes of project keys its routes take (`notify:send`) */
+  scopes?: readonly string[];
+  /** the default daily limits of its metrics, where it sets one */
+  limits?: readonly { metric: string; dailyLimit: number }[];
   /**
    * For capabilities that hold data about people: erases or anonymizes it inside the erase transaction
    * (anonymizing what the law requires to keep) and returns how many records it touched.
@@ -55,6 +61,8 @@ export interface Capability {
 
 export class CapabilityRegistry {
   private readonly capabilities = new Map<string, Capability>();
+  /** those declared by their manifests, as last read */
+  private declared: Capability[] = [];
 
   register(capability: Capability): void {
     if (this.capabilities.has(capability.name))
@@ -62,8 +70,18 @@ export class CapabilityRegistry {
     this.capabilities.set(capability.name, capability);
   }
 
+  /** Replaces the capabilities declared by manifests (directory.ts); one registered in code keeps its name. */
+  declare(capabilities: Capability[]): void {
+    this.declared = capabilities.filter((c) => !this.capabilities.has(c.name));
+  }
+
   list(): Capability[] {
-    return [...this.capabilities.values()];
+    return [...this.capabilities.values(), ...this.declared];
+  }
+
+  /** The default daily limits capabilities set, as `capability/metric` limits. */
+  defaultLimits(): { capability: string; metric: string; dailyLimit: number }[] {
+    return this.list().flatMap((c) => (c.limits ?? []).map((l) => ({ capability: c.name, ...l })));
   }
 
   /** Every metric a capability counts, as `capability/metric`. */

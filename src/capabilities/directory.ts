@@ -1,0 +1,62 @@
+// The capabilities declared by their manifests, read from the database into the registry when this
+// process starts, every 5 s after, and at once after a change made here: what other processes changed is
+// seen within 5 s, as keys and limits are.
+
+import type { Logger } from 'pino';
+import type { Db } from '../db/database.ts';
+import type { Capability, CapabilityRegistry } from '../registry.ts';
+import { type CapabilityRow, capabilityStore } from './store.ts';
+
+const REFRESH_MS = 5000;
+
+/** What the registry knows of a declared capability. */
+export function fromManifest(row: CapabilityRow): Capability {
+  const manifest = row.manifest;
+  return {
+    name: row.name,
+    scopes: manifest?.scopes.map((s) => s.name) ?? [],
+    metrics: manifest?.metrics.map((m) => m.name) ?? [],
+    limits: (manifest?.metrics ?? []).flatMap((m) =>
+      m.defaultDailyLimit === undefined ? [] : [{ metric: m.name, dailyLimit: m.defaultDailyLimit }],
+    ),
+    eventTypes: (manifest?.eventTypes ?? []).map((t) => ({
+      name: t.name,
+      description: t.description,
+      ...(t.schema ? { schema: t.schema } : {}),
+      ...(t.example ? { example: t.example } : {}),
+    })),
+  };
+}
+
+export class CapabilityDirectory {
+  readonly #db: Db;
+  readonly #registry: CapabilityRegistry;
+  readonly #log: Logger;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(deps: { db: Db; registry: CapabilityRegistry; log: Logger }) {
+    this.#db = deps.db;
+    this.#registry = deps.registry;
+    this.#log = deps.log;
+  }
+
+  /** Reads the declared capabilities again; a failure keeps the last ones read (and is logged). */
+  async refresh(): Promise<void> {
+    try {
+      const rows = await capabilityStore(this.#db).list();
+      this.#registry.declare(rows.map(fromManifest));
+    } catch (error) {
+      this.#log.warn({ err: error }, 'reading the capabilities failed; the last ones read still apply');
+    }
+  }
+
+  async start() {
+    await this.refresh();
+    this.#timer = setInterval(() => void this.refresh(), REFRESH_MS);
+    this.#timer.unref();
+  }
+
+  stop() {
+    clearInterval(this.#timer);
+  }
+}
