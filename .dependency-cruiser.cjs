@@ -53,6 +53,15 @@ module.exports = {
       to: { path: '^(src|test|bench|support|packages)/', pathNot: '^packages/$1/' },
     },
     {
+      name: 'examples-stand-alone',
+      severity: 'error',
+      comment:
+        'An example is a product of its own that a team copies: it reaches the platform through its published ' +
+        'packages and HTTP only, never its source, and no other example.',
+      from: { path: '^examples/([^/]+)/' },
+      to: { path: '^(src|test|bench|support|examples)/', pathNot: '^examples/$1/' },
+    },
+    {
       name: 'portal-stands-alone',
       severity: 'error',
       comment: 'The portal runs in a browser: it talks to the service through HTTP and imports none of it.',

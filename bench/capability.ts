@@ -2,9 +2,11 @@
 // (the same machinery minus the project read); usage ingestion against a raw loop inserting the same
 // batches into a table with the same unique key, with the counters summed against what was sent; 1,000
 // reservations a second against projects/me at the same rate (p99); 4 clients racing 2 `serve` processes
-// for a scarce limit (no over-admission); and the SDK's recorder's CPU per record.
+// for a scarce limit (no over-admission); the SDK's recorder's CPU per record; then the gateway and erasure
+// across capabilities (capability-plane.ts).
 import { execFileSync } from 'node:child_process';
 import pg from 'pg';
+import { erasureFigure, gatewayFigures } from './capability-plane.ts';
 import {
   alternate,
   type BenchResult,
@@ -19,7 +21,7 @@ import {
   runLoad,
   startPlatform,
 } from './lib.ts';
-import { migrated, seedTenants } from './seed.ts';
+import { migrated, seedTenants, type Tenant } from './seed.ts';
 
 const ROUNDS = 5;
 const DURATION = 4;
@@ -91,6 +93,8 @@ export async function capability(databaseUrl: string): Promise<BenchResult> {
       await race([first.baseUrl, second.baseUrl], key, tenants[1]?.projectId as string, databaseUrl),
     );
     figures.push(await recorderCost());
+    figures.push(...(await gatewayFigures(databaseUrl, first.baseUrl, tenants[2] as Tenant, errors)));
+    figures.push(await erasureFigure(databaseUrl, first.baseUrl, tenants[3] as Tenant, errors));
     return {
       name: 'capability',
       figures,

@@ -42,6 +42,13 @@ export interface Config {
   disableAfterDead: number;
   /** how many days of history (events, deliveries, attempts) are kept; a project may keep fewer */
   retentionDays: number;
+  /**
+   * erasure across capabilities: how long one has to answer before its task fails (7 days), and the
+   * delay before a push is tried again, doubled each time (at most an hour)
+   */
+  erasure: { windowSeconds: number; retrySeconds: number };
+  /** how long the gateway waits for a capability's answer before it answers 504 */
+  gatewayTimeoutMs: number;
   /** stopping the API: how long it keeps answering (with connection: close) first, and the most it waits */
   shutdown: { delayMs: number; timeoutMs: number };
 }
@@ -105,6 +112,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerPollMs: integer(env, 'PLATFORM_WORKER_POLL_MS', 500, 10, 60_000),
     disableAfterDead: integer(env, 'PLATFORM_DISABLE_AFTER_DEAD', 10, 1, 1_000_000),
     retentionDays: integer(env, 'PLATFORM_RETENTION_DAYS', 30, 1, 400),
+    erasure: {
+      windowSeconds: integer(env, 'PLATFORM_ERASURE_WINDOW_SECONDS', 7 * 86_400, 1, 30 * 86_400),
+      retrySeconds: integer(env, 'PLATFORM_ERASURE_RETRY_SECONDS', 30, 1, 3600),
+    },
+    gatewayTimeoutMs: integer(env, 'PLATFORM_GATEWAY_TIMEOUT_MS', 30_000, 100, 300_000),
     shutdown: {
       delayMs: integer(env, 'PLATFORM_SHUTDOWN_DELAY_MS', 1000, 0, 600_000),
       timeoutMs: integer(env, 'PLATFORM_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),

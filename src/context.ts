@@ -3,6 +3,7 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { CapabilityDirectory } from './capabilities/directory.ts';
+import { CapabilitySigning } from './capabilities/signing.ts';
 import { capabilityStore } from './capabilities/store.ts';
 import { DeclaredTypes } from './catalogue/declared.ts';
 import { TenantSchemas } from './catalogue/validation.ts';
@@ -10,6 +11,7 @@ import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Keyring } from './crypto.ts';
 import type { Database } from './db/database.ts';
+import { type ErasureAsking, erasureAsking } from './erasure/asking.ts';
 import { coreEraser } from './erasure/service.ts';
 import { type SubjectHasher, subjectHasher } from './erasure/subject.ts';
 import { DeliveryForecast } from './events/forecast.ts';
@@ -68,6 +70,10 @@ export interface Context {
   directory: CapabilityDirectory;
   /** what metering's services share in a process (metering/service.ts) */
   metering: MeteringDeps;
+  /** capabilities' signing keys, for what Core sends them (erasure requests, the gateway's requests) */
+  signing: CapabilitySigning;
+  /** asking capabilities of their own to erase a subject (erasure/asking.ts) */
+  erasureAsking: ErasureAsking;
 }
 
 /** Core registers itself like any capability: the event types it emits, the metrics it counts, its eraser. */
@@ -120,7 +126,10 @@ export function createContext(options: ContextOptions): Context {
         onFallback: () => metrics.sharedLimitFallbacks.inc(),
       })
     : undefined;
+  const signing = new CapabilitySigning(db, keyring);
   return {
+    signing,
+    erasureAsking: erasureAsking({ db, keyring, registry, signing, log, erasure: config.erasure }),
     meter,
     metrics,
     limits,

@@ -43,7 +43,9 @@ export const ERROR_CATALOGUE = {
   USAGE_LIMIT_EXCEEDED: { status: 429, title: 'The daily usage limit is reached' },
   HEADERS_TOO_LARGE: { status: 431, title: 'The request line or headers are too large' },
   INTERNAL: { status: 500, title: 'Internal error' },
+  UPSTREAM_UNAVAILABLE: { status: 502, title: 'The capability behind the gateway could not be reached' },
   SERVICE_UNAVAILABLE: { status: 503, title: 'The service is unavailable' },
+  UPSTREAM_TIMEOUT: { status: 504, title: 'The capability behind the gateway did not answer in time' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

@@ -7,14 +7,18 @@
 //  - the daily-limit reservations of days before yesterday are forgotten (they bind nothing);
 //  - the history keeps a week of partitions ahead, and whole days go at its horizon (partitions/retention.ts);
 //  - background jobs are forgotten once they ended longer ago than the history's retention;
-//  - the metering tables keep their partitions made ahead, and drop those past their window;
+//  - the metering tables keep their partitions made ahead, and drop those past their window; capabilities'
+//    breaker reports are forgotten a day on (instances come and go);
 //  - every 5 s, the history partitions that have doubled since they were last analyzed are analyzed again
 //    (partitions/statistics.ts: a plan made while a day was small must not outlive it), and capabilities'
-//    reservations past their time give their allowance back.
+//    reservations past their time give their allowance back, and capabilities are asked again to erase
+//    (erasure/asking.ts).
 import type { Logger } from 'pino';
+import { breakerStore } from './capabilities/breakers.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
+import type { ErasureAsking } from './erasure/asking.ts';
 import { idempotencyStore } from './idempotency/store.ts';
 import { dropOldPartitions, ensurePartitions } from './metering/partitions.ts';
 import { meteringStore } from './metering/store.ts';
@@ -33,6 +37,10 @@ interface Deps {
   clock: Clock;
   log: Logger;
   config: Pick<Config, 'retentionDays'>;
+}
+
+interface StartDeps extends Deps {
+  erasureAsking: ErasureAsking;
 }
 
 /** One pass of every task; a failed task is logged and tried again at the next pass. */
@@ -73,6 +81,7 @@ export async function runMaintenance({ db, clock, log, config }: Deps): Promise<
       'dropped the metering partitions past their window',
       async () => (await dropOldPartitions(db, clock.now())).length,
     ],
+    ['forgot breaker reports older than a day', () => breakerStore(db).forgetOld()],
     [
       'forgot the daily-limit reservations of days gone by',
       () => usageStore(db).forgetQuotaBefore(utcDay(new Date(clock.now().getTime() - 86_400_000))),
@@ -95,7 +104,7 @@ async function drain(batch: () => Promise<number>): Promise<number> {
   return total;
 }
 
-export function startMaintenance(deps: Deps): () => void {
+export function startMaintenance(deps: StartDeps): () => void {
   const statistics = async () => {
     try {
       const analyzed = await analyzeGrown(deps.db);
@@ -115,10 +124,20 @@ export function startMaintenance(deps: Deps): () => void {
       deps.log.warn({ err: error }, 'expiring reservations failed; retrying shortly');
     }
   };
+  // Capabilities asked again to erase, those past the window failed, erasures ended (erasure/asking.ts).
+  const erasures = async () => {
+    try {
+      const settled = await deps.erasureAsking.round();
+      if (settled > 0) deps.log.info({ count: settled }, 'asked the capabilities again to erase');
+    } catch (error) {
+      deps.log.warn({ err: error }, 'asking capabilities to erase failed; retrying shortly');
+    }
+  };
   const stops = [
     repeat(() => runMaintenance(deps), 5_000, EVERY_MS),
     repeat(statistics, STATISTICS_EVERY_MS, STATISTICS_EVERY_MS),
     repeat(reservations, STATISTICS_EVERY_MS, STATISTICS_EVERY_MS),
+    repeat(erasures, STATISTICS_EVERY_MS, STATISTICS_EVERY_MS),
   ];
   return () => {
     for (const stop of stops) stop();

@@ -56,7 +56,23 @@ export interface Capability {
   eraser?: (tx: Db, request: ErasureRequest) => Promise<number>;
   /** the usage metrics it counts (a daily limit can only be set on one of these) */
   metrics?: readonly string[];
+  /** breakers kept in this process (a capability of its own process reports its providers instead) */
   breakers?: readonly Breaker[];
+  /** the providers a capability of its own declares: their breakers are what its instances report */
+  providers?: readonly string[];
+  /** how a capability of its own is asked to erase: pushed to its erasure URL, or pulled by it */
+  erasure?: { mode: 'push'; url: string; timeoutSeconds: number } | { mode: 'pull' };
+  /** the routes the gateway serves for a capability of its own, and where it forwards them */
+  gateway?: { upstream: string; routes: readonly GatewayRoute[] };
+}
+
+/** A route of a capability served by the gateway (`/<capability><path>`). */
+export interface GatewayRoute {
+  method: string;
+  path: string;
+  scope: string;
+  idempotent: boolean;
+  metric?: string;
 }
 
 export class CapabilityRegistry {

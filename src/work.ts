@@ -14,9 +14,11 @@ const refuse = () => {
   throw new Error('a change made by read-only work: it has no transaction to make it in');
 };
 
+const refusedAudit: Audit = Object.assign(() => refuse(), { into: () => refusedAudit });
+
 /** Reads on the pool: its hooks and its audit refuse (a write there is a bug). */
 export const readOnly = (db: Db): Work => ({
   db,
-  audit: refuse,
+  audit: refusedAudit,
   hooks: { beforeCommit: refuse, onCommit: refuse, onRollback: refuse, sole: refuse },
 });

@@ -47,6 +47,7 @@ const reservation = (
   })
 ).body.id as string;
 const ids = {
+  erasure: await service.erasureWithTask(tenant, TEST_CAPABILITY),
   id: endpoint,
   event,
   project: tenant.projectId,

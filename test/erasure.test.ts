@@ -92,11 +92,13 @@ describe('POST /core/v1/subjects/erase', () => {
     const response = await erase({ subject: { type: 'email', value: '  Alice.Smith@Example.COM ' } });
     assert.equal(response.status, 200, response.text);
     assert.deepEqual(response.body, {
+      erasureId: response.body.erasureId,
       capabilities: [
-        { capability: 'notify', erased: 3 },
         { capability: 'core', erased: 0 },
+        { capability: 'notify', erased: 3 },
       ],
     });
+    assert.match(response.body.erasureId, /^[0-9a-f-]{36}$/);
     assert.equal(calls.length, 1);
     assert.deepEqual(calls[0]?.subject, { type: 'email', value: 'alice.smith@example.com' });
     assert.equal(calls[0]?.projectId, tenant.projectId);

@@ -171,6 +171,7 @@ describe('the OpenAPI document', () => {
       'core.endpoint.disabled',
       'core.endpoint.paused',
       'core.endpoint.resumed',
+      'core.erasure.failed',
       'core.webhook.test',
       'event',
     ]);

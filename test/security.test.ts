@@ -79,7 +79,9 @@ const reservation = await service.request('POST', '/capability/v1/reservations',
   body: { projectId: owner.projectId, metric: 'units', amount: 1 },
   headers: idem(),
 });
+const erasureId = await service.erasureWithTask(owner, TEST_CAPABILITY);
 const ids = {
+  erasure: erasureId,
   reservation: reservation.body.id,
   capability: TEST_CAPABILITY,
   id: endpoint.body.id,
@@ -177,7 +179,7 @@ describe('security set', () => {
             if (kind === 'operator')
               return expectProblem(await call(operator.key, nowhere), 404, 'NOT_FOUND');
             const otherKey = kind === 'capability' ? stranger.key : (await service.tenant()).key;
-            if (kind === 'capability' && !route.path.includes('{reservation}')) {
+            if (kind === 'capability' && !/\{(reservation|erasure)\}/.test(route.path)) {
               // A capability acts for every project: only an id that exists nowhere is unknown to it.
               return expectProblem(await call(otherKey, nowhere), 404, 'NOT_FOUND');
             }

@@ -76,11 +76,14 @@ const AT = `to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
  * How a change is audited: the entry goes into the change's own transaction, sent with its commit (no
  * round trip of its own), so it exists exactly when the change does.
  */
-export type Audit = (entry: AuditEntry) => void;
+export type Audit = ((entry: AuditEntry) => void) & {
+  /** The same actor's audit into another transaction (a change that commits on its own). */
+  into(hooks: Pick<TransactionHooks, 'beforeCommit'>): Audit;
+};
 
 export function auditInto(context: AuditContext, hooks: Pick<TransactionHooks, 'beforeCommit'>): Audit {
   const { actor } = context;
-  return (entry) =>
+  const audit = (entry: AuditEntry) =>
     hooks.beforeCommit({
       name: 'audit-insert',
       text: `insert into audit_log (actor_type, actor_key_id, action, project_id, target_type, target_id, request_id, fields)
@@ -96,6 +99,9 @@ export function auditInto(context: AuditContext, hooks: Pick<TransactionHooks, '
         entry.fields ?? [],
       ],
     });
+  return Object.assign(audit, {
+    into: (other: Pick<TransactionHooks, 'beforeCommit'>) => auditInto(context, other),
+  });
 }
 
 export const auditLog = (db: Db) => ({

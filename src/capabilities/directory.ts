@@ -25,7 +25,21 @@ export function fromManifest(row: CapabilityRow): Capability {
       ...(t.schema ? { schema: t.schema } : {}),
       ...(t.example ? { example: t.example } : {}),
     })),
+    providers: manifest?.providers.map((p) => p.name) ?? [],
+    ...erasureOf(row),
+    ...(manifest?.gateway && row.upstream
+      ? { gateway: { upstream: row.upstream, routes: manifest.gateway.routes } }
+      : {}),
   };
+}
+
+/** How the capability is asked to erase; push only where the operator gave it an address. */
+function erasureOf(row: CapabilityRow): Pick<Capability, 'erasure'> {
+  const erasure = row.manifest?.erasure;
+  if (erasure?.mode === 'pull') return { erasure: { mode: 'pull' } };
+  if (erasure?.mode === 'push' && row.erasure_url)
+    return { erasure: { mode: 'push', url: row.erasure_url, timeoutSeconds: erasure.timeoutSeconds ?? 10 } };
+  return {};
 }
 
 export class CapabilityDirectory {

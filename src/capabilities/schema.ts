@@ -206,6 +206,50 @@ export const SigningSecretRotatedSchema = Type.Object(
   { $id: 'SigningSecretRotated' },
 );
 
+const BreakerStateSchema = Type.Union([
+  Type.Literal('closed'),
+  Type.Literal('open'),
+  Type.Literal('half_open'),
+]);
+
+export const BreakerReportBodySchema = Type.Object(
+  {
+    instance: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description: 'the reporting instance: a host or pod name',
+    }),
+    providers: Type.Array(
+      Type.Object(
+        { provider: Type.String({ maxLength: 64 }), state: BreakerStateSchema },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 50 },
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ instance: 'notify-7d9f-2', providers: [{ provider: 'mailer', state: 'closed' }] }],
+  },
+);
+
+/** A capability as its operator sees it: with its instances' live breaker reports. */
+export const CapabilityWithReportsSchema = Type.Object(
+  {
+    ...CapabilitySchema.properties,
+    breakerReports: Type.Array(
+      Type.Object({
+        instance: Type.String(),
+        provider: Type.String(),
+        state: BreakerStateSchema,
+        reportedAt: Type.String({ format: 'date-time' }),
+      }),
+      { description: 'what each live instance last reported (a report lives 30 s)' },
+    ),
+  },
+  { $id: 'CapabilityWithReports' },
+);
+
 export const VerifyBodySchema = Type.Object(
   {
     key: Type.String({ maxLength: 256, description: 'the key a caller presented' }),

@@ -8,8 +8,10 @@ import { notFound, PlatformError } from '../errors.ts';
 import { CAPABILITY_SCOPE } from '../keys/scopes.ts';
 import { generateKey, hashKey } from '../keys/service.ts';
 import { keyStore } from '../keys/store.ts';
+import type { BreakerState } from '../registry.ts';
 import { newSecret } from '../webhooks/secrets.ts';
 import type { Work } from '../work.ts';
+import { breakerStore } from './breakers.ts';
 import { type Addresses, checkManifest, type Manifest } from './manifest.ts';
 import { type CapabilityRow, capabilityStore } from './store.ts';
 
@@ -186,6 +188,37 @@ export const capabilityService = (
         });
       }
       return toCapability(row);
+    },
+
+    /** An instance's report of its providers' breakers; each provider must be one the manifest declares. */
+    async reportBreakers(
+      name: string,
+      instance: string,
+      providers: { provider: string; state: BreakerState }[],
+    ) {
+      const declared = new Set((await find(name)).manifest?.providers.map((p) => p.name) ?? []);
+      const errors = providers.flatMap(({ provider }, i) =>
+        declared.has(provider)
+          ? []
+          : [{ pointer: `/providers/${i}/provider`, detail: `${name} declares no provider ${provider}` }],
+      );
+      if (errors.length > 0)
+        throw new PlatformError('VALIDATION_FAILED', 'a provider is not declared in the manifest', {
+          errors,
+        });
+      await breakerStore(db).report(name, instance, providers);
+    },
+
+    /** The capability with what its live instances last reported of their breakers (for its operator). */
+    async withReports(name: string) {
+      const capability = toCapability(await find(name));
+      const reports = (await breakerStore(db).reportsOf(name)).map((r) => ({
+        instance: r.instance,
+        provider: r.provider,
+        state: r.state,
+        reportedAt: r.reported_at,
+      }));
+      return { ...capability, breakerReports: reports };
     },
 
     /** Replaces the capability's manifest (its own key's call), checked against its rules and addresses. */

@@ -29,18 +29,19 @@ export const erasureStore = (db: Db) => ({
     return rows[0]?.redacted ?? 0;
   },
 
-  /** The erasure's record; its id. */
+  /** The erasure's record (pending while capabilities are still to answer); its id. */
   async record(entry: {
     projectId: string;
     subjectType: string;
     subjectHmac: Buffer;
     keyId: string | null;
     capabilities: { capability: string; erased: number }[];
+    pending: boolean;
     at: Date;
   }) {
     const { rows } = await db.query<{ id: string }>(
-      `insert into erasures (project_id, subject_type, subject_hmac, key_id, capabilities, created_at)
-       values ($1, $2, $3, $4, $5, $6)
+      `insert into erasures (project_id, subject_type, subject_hmac, key_id, capabilities, state, completed_at, created_at)
+       values ($1, $2, $3, $4, $5, case when $6 then 'pending' else 'complete' end, case when $6 then null else $7::timestamptz end, $7)
        returning id`,
       [
         entry.projectId,
@@ -48,9 +49,25 @@ export const erasureStore = (db: Db) => ({
         entry.subjectHmac,
         entry.keyId,
         JSON.stringify(entry.capabilities),
+        entry.pending,
         entry.at,
       ],
     );
     return (rows[0] as { id: string }).id;
+  },
+
+  /** A project's erasure: its state, what the capabilities in this process erased, when. */
+  async find(projectId: string, id: string) {
+    const { rows } = await db.query<{
+      id: string;
+      state: 'complete' | 'pending' | 'failed';
+      capabilities: { capability: string; erased: number }[];
+      created_at: Date;
+      completed_at: Date | null;
+    }>(
+      `select id, state, capabilities, created_at, completed_at from erasures where project_id = $1 and id = $2`,
+      [projectId, id],
+    );
+    return rows[0];
   },
 });

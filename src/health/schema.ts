@@ -14,7 +14,12 @@ export const HealthSchema = Type.Object(
     breakers: Type.Array(
       Type.Object({
         provider: Type.String(),
-        state: Type.Union([Type.Literal('closed'), Type.Literal('open'), Type.Literal('half_open')]),
+        state: Type.Union([
+          Type.Literal('closed'),
+          Type.Literal('open'),
+          Type.Literal('half_open'),
+          Type.Literal('unknown'),
+        ]),
       }),
     ),
     reasons: Type.Array(
@@ -24,6 +29,7 @@ export const HealthSchema = Type.Object(
           Type.Literal('migrations_pending'),
           Type.Literal('no_worker'),
           Type.Literal('breaker_open'),
+          Type.Literal('breaker_unknown'),
         ]),
         message: Type.String(),
       }),

@@ -1,6 +1,7 @@
 // GET /api/health: every field from real sources: the database (reachability, migrations), the queue
 // (filled by the delivery module), the capability registry (breakers) and the configuration.
 
+import { breakerStore, providerStates } from '../capabilities/breakers.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { appliedMigrations, MIGRATIONS } from '../db/migrate.ts';
@@ -31,7 +32,7 @@ export interface Health {
 
 /** A cause of a degraded status: a stable code, and what it means here. */
 export interface HealthReason {
-  code: 'database_down' | 'migrations_pending' | 'no_worker' | 'breaker_open';
+  code: 'database_down' | 'migrations_pending' | 'no_worker' | 'breaker_open' | 'breaker_unknown';
   message: string;
 }
 
@@ -108,6 +109,11 @@ function reasonsOf(state: {
   for (const breaker of state.breakers) {
     if (breaker.state === 'open') {
       reasons.push({ code: 'breaker_open', message: `the circuit breaker of ${breaker.provider} is open` });
+    } else if (breaker.state === 'unknown') {
+      reasons.push({
+        code: 'breaker_unknown',
+        message: `no live instance of ${breaker.provider.split('/')[0]} reports the breaker of ${breaker.provider}`,
+      });
     }
   }
   return reasons;
@@ -127,6 +133,10 @@ export function healthService(deps: { config: Config; db: Database; registry: Ca
     },
   }));
   const counts = periodic(COUNTS_MAX_AGE_MS, () => queueCounts(db));
+  const reports = periodic(STATE_MAX_AGE_MS, () => breakerStore(db).live());
+  /** The providers of capabilities of their own, from their instances' live reports. */
+  const capabilityBreakers = async (up: boolean) =>
+    providerStates(registry, (up ? await reports.get() : reports.last()) ?? []);
   const figures = async (up: boolean): Promise<Figures> => {
     const [s, c] = up ? await Promise.all([state.get(), counts.get()]) : [state.last(), counts.last()];
     return {
@@ -150,7 +160,7 @@ export function healthService(deps: { config: Config; db: Database; registry: Ca
         }
       }
       const { state: queue, counts: queueCounted, history: kept } = await figures(up);
-      const breakers = registry.breakers();
+      const breakers = [...registry.breakers(), ...(await capabilityBreakers(up))];
       const reasons = reasonsOf({ up, pendingMigrations, workerStale: queue.workerStale, breakers });
       return {
         statusCode: up ? 200 : 503,

@@ -20,6 +20,7 @@ import { registerBodyParsers } from './body.ts';
 import { clientErrorHandler } from './client-errors.ts';
 import { type Drain, registerDrain } from './drain.ts';
 import { toPlatformError } from './fault.ts';
+import { registerGateway } from './gateway.ts';
 import { registerIdempotency } from './idempotency.ts';
 import { registerRequestLimits } from './limits.ts';
 import { registerRequestMetrics } from './metrics.ts';
@@ -30,6 +31,7 @@ import { adminCapabilityRoutes } from './routes/admin/capabilities.ts';
 import { adminKeyRoutes } from './routes/admin/keys.ts';
 import { adminLimitRoutes } from './routes/admin/limits.ts';
 import { adminProjectRoutes } from './routes/admin/projects.ts';
+import { erasureTaskRoutes } from './routes/capability/erasure.ts';
 import { meteringRoutes } from './routes/capability/metering.ts';
 import { capabilityPlaneRoutes } from './routes/capability/plane.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
@@ -200,8 +202,10 @@ export async function buildApp(context: Context, servicesOf: (work: Work) => Ser
     adminCapabilityRoutes,
     capabilityPlaneRoutes(context.keys),
     meteringRoutes,
+    erasureTaskRoutes,
   ])
     await app.register(plugin);
+  await registerGateway(app, context); // last: its routes take what no other route does
   return app;
 }
 

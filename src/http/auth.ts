@@ -22,6 +22,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Who may call the route: anyone, any valid key, or a key holding this scope. Default: any valid key. */
     access?: 'public' | 'key' | Scope | OperatorScope | typeof CAPABILITY_SCOPE;
+    /**
+     * For a route whose scope depends on the request (the gateway's: the scope of the route it matches):
+     * the scope, or the error to answer before authentication (a 404 when it matches nothing).
+     */
+    accessOf?: (request: FastifyRequest) => string | PlatformError;
     /** false for a /core/v1 route a portal session may not call (minting sessions) */
     portal?: boolean;
     /** The answer to SERVICE_UNAVAILABLE, for a route that has its own (health: a Health body). */
@@ -66,7 +71,8 @@ export function registerAuth(
   app.addHook('onRequest', (request, _reply, done) => {
     // routeOptions builds a new object on every read: read it once. Its config also carries the url.
     const config = request.routeOptions.config as typeof request.routeOptions.config & { url?: string };
-    const { access = 'key' } = config;
+    const access = config.accessOf ? config.accessOf(request) : (config.access ?? 'key');
+    if (access instanceof PlatformError) return done(access);
     if (access === 'public' || config.url === undefined || config.url.startsWith('/docs')) return done();
 
     /** The principal, if it holds the route's scope (a key's use is noted then). */

@@ -19,7 +19,7 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const OPERATOR_SCOPE = '00000000-0000-0000-0000-000000000000';
 
 /** The idempotency keys' scope of a principal: its project, its capability (a name-based UUID), or the operators'. */
-function scopeOf(principal: Principal): string {
+export function scopeOf(principal: Principal): string {
   if (principal.project) return principal.project.id;
   if (!principal.capability) return OPERATOR_SCOPE;
   const hash = createHash('sha256').update(`capability:${principal.capability}`).digest('hex');

@@ -4,7 +4,7 @@
 // foreseen it undoes itself, and the write goes the ordinary way, statement by statement, in the
 // request's transaction; so does a write nothing was foreseen for. Either way the effect and its record
 // commit together or not at all.
-import type { SoleWrite, TransactionHooks } from '../db/database.ts';
+import type { Db, SoleWrite, TransactionHooks } from '../db/database.ts';
 
 /** A write's foreseen outcome: the statement that makes it, and the answer it gives when it takes place. */
 export interface Foreseen<T> {
@@ -20,3 +20,10 @@ export async function write<T>(
   if (foreseen && (await hooks.sole(foreseen.statement, foreseen.answer))) return foreseen.answer;
   return ordinary();
 }
+
+/**
+ * Takes the request's idempotency claim before any other work: its transaction's first statement carries
+ * the claim, so a write that first commits elsewhere or calls out (an erasure, a gateway call) holds its
+ * key from the start, and a concurrent retry with that key waits for its answer.
+ */
+export const claimFirst = (db: Db) => db.query({ name: 'claim-first', text: 'select 1 as claimed' });

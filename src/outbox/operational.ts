@@ -13,17 +13,23 @@ import { enqueue } from './queue.ts';
 /** The event type of the test operation, sent to one endpoint only. */
 export const TEST_EVENT_TYPE = 'core.webhook.test';
 
-export type OperationalType =
-  | 'core.endpoint.disabled'
-  | 'core.endpoint.paused'
-  | 'core.endpoint.resumed'
-  | 'core.delivery.dead';
+export type OperationalEvent =
+  | {
+      projectId: string;
+      type:
+        | 'core.endpoint.disabled'
+        | 'core.endpoint.paused'
+        | 'core.endpoint.resumed'
+        | 'core.delivery.dead';
+      data: { endpointId: string; deliveryId?: string; eventId?: string; reason: string };
+    }
+  | {
+      projectId: string;
+      type: 'core.erasure.failed';
+      data: { erasureId: string; capability: string; attempts: number; lastError: string | null };
+    };
 
-export interface OperationalEvent {
-  projectId: string;
-  type: OperationalType;
-  data: { endpointId: string; deliveryId?: string; eventId?: string; reason: string };
-}
+export type OperationalType = OperationalEvent['type'];
 
 const uuid = { type: 'string', format: 'uuid' };
 const dataSchema = (required: string[]) => ({
@@ -62,6 +68,22 @@ export const CORE_EVENT_TYPES: EventTypeDeclaration[] = [
       'A delivery died: every attempt failed, or the endpoint answered 410. Recover it with a retry or a bulk recovery.',
     schema: dataSchema(['deliveryId', 'eventId']),
     example: { endpointId: ENDPOINT, deliveryId: DELIVERY, eventId: EVENT, reason: 'HTTP 500' },
+  },
+  {
+    name: 'core.erasure.failed',
+    description:
+      'A capability did not answer an erasure within its window (7 days): the person may still be in its data. GET /core/v1/erasures/{id} tells the rest.',
+    schema: {
+      type: 'object',
+      properties: {
+        erasureId: uuid,
+        capability: { type: 'string' },
+        attempts: { type: 'integer' },
+        lastError: { type: ['string', 'null'] },
+      },
+      required: ['erasureId', 'capability', 'attempts'],
+    },
+    example: { erasureId: EVENT, capability: 'notify', attempts: 170, lastError: 'HTTP 503' },
   },
   {
     name: TEST_EVENT_TYPE,

@@ -5,10 +5,11 @@ import { auditInto } from '../../src/audit/store.ts';
 import type { Clock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Context } from '../../src/context.ts';
-import { parseKeyring } from '../../src/crypto.ts';
+import { parseKeyring, seal } from '../../src/crypto.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import type { DeliveryWorker } from '../../src/delivery/worker.ts';
+import { subjectContext } from '../../src/erasure/asking.ts';
 import type { App } from '../../src/http/app.ts';
 import { OPERATOR_SCOPES, type OperatorScope, SCOPES } from '../../src/keys/scopes.ts';
 import { keyService } from '../../src/keys/service.ts';
@@ -30,6 +31,11 @@ export interface TestService {
   metricsAddress: string | undefined;
   /** A new project and a key for it (every scope of Core unless scopes are given: a capability's by name). */
   tenant(scopes?: readonly string[], mode?: 'test' | 'live'): Promise<Tenant>;
+  /**
+   * An erasure of the tenant's (through HTTP) with a pulled task of the capability's, as if the capability
+   * had asked to be told when it was made (so that the tenant's erasures need not wait for it). Its id.
+   */
+  erasureWithTask(tenant: Tenant, capability: string): Promise<string>;
   /** An operator's key (every operator scope unless scopes are given). */
   operator(scopes?: readonly OperatorScope[]): Promise<{ key: string; keyId: string }>;
   /**
@@ -189,6 +195,26 @@ export async function startService(
       });
       await context.directory.refresh();
       return { name, key: created.key, keyId: created.keyId, signingSecret: created.signingSecret };
+    },
+    async erasureWithTask(tenant, capability) {
+      const subject = { type: 'external_id', value: `task-for-${capability}` };
+      const erased = await request('POST', '/core/v1/subjects/erase', {
+        key: tenant.key,
+        body: { subject },
+        headers: { 'idempotency-key': `erasure-task-${++tenants}` },
+      });
+      const erasureId = erased.body.erasureId as string;
+      const sealed = seal(
+        context.keyring,
+        Buffer.from(JSON.stringify(subject)),
+        subjectContext(erasureId, capability),
+      );
+      await db.query(
+        `insert into erasure_tasks (project_id, erasure_id, capability, mode, sealed_subject)
+         values ($1, $2, $3, 'pull', $4)`,
+        [tenant.projectId, erasureId, capability, sealed],
+      );
+      return erasureId;
     },
     operator: (scopes = OPERATOR_SCOPES) =>
       db.transaction(async (tx, hooks) => {

@@ -10,8 +10,9 @@ export interface Route {
    * one of its deliveries, `{job}` for one of its jobs, `{name}` for an event type it declared,
    * `{session}` for one of its portal sessions; on /admin
    * routes `{project}` for a project and `{key}` for a key, `{capability}` for a capability; on
-   * /capability routes `{project}` for a project and `{reservation}` for one of the capability's
-   * reservations
+   * /capability routes `{project}` for a project, `{reservation}` for one of the capability's
+   * reservations and `{erasure}` for an erasure it has a task of; elsewhere `{erasure}` is one of the
+   * key's project's erasures
    */
   path: string;
   /** the scope it needs; undefined = any valid key */
@@ -44,6 +45,7 @@ export const ROUTES: Route[] = [
     scope: 'subjects:erase',
     body: { subject: { type: 'external_id', value: 'u-1' } },
   },
+  { method: 'GET', path: '/core/v1/erasures/{erasure}', scope: 'subjects:erase' },
   { method: 'GET', path: '/core/v1/webhook-endpoints', scope: 'webhooks:read' },
   {
     method: 'POST',
@@ -192,12 +194,25 @@ export const ROUTES: Route[] = [
     scope: 'capability',
     body: (ids: Ids) => ({ projectId: ids.project, type: 'routelist.thing.done', data: {} }),
   },
+  {
+    method: 'PUT',
+    path: '/capability/v1/breakers',
+    scope: 'capability',
+    body: { instance: 'route-list-1', providers: [{ provider: 'upstream-provider', state: 'closed' }] },
+  },
+  { method: 'GET', path: '/capability/v1/erasure-tasks', scope: 'capability' },
+  {
+    method: 'POST',
+    path: '/capability/v1/erasure-tasks/{erasure}/complete',
+    scope: 'capability',
+    body: { erased: 0 },
+  },
 ];
 
 /** Routes that take a body. */
 export const WITH_BODY = ROUTES.filter((route) => route.body !== undefined);
 
-const PLACEHOLDER = /\{(id|event|project|key|delivery|job|name|session|capability|reservation)\}/g;
+const PLACEHOLDER = /\{(id|event|project|key|delivery|job|name|session|capability|reservation|erasure)\}/g;
 
 /** Routes with an id in their path. */
 export const WITH_ID = ROUTES.filter((route) => route.path.match(PLACEHOLDER));
@@ -230,6 +245,7 @@ export interface Ids {
   session?: string;
   capability?: string;
   reservation?: string;
+  erasure?: string;
 }
 
 /** The same value for every kind of id. */
@@ -244,6 +260,7 @@ export const everyId = (id: string): Ids => ({
   session: id,
   capability: id,
   reservation: id,
+  erasure: id,
 });
 
 /** The route's path with ids put in. */

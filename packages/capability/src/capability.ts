@@ -1,6 +1,7 @@
 // A product's side of the capability plane (docs/capabilities.md of platform-core): its manifest, verifying
 // the keys its callers present (cached at most 5 s, as the platform's own revocations are), usage recorded
 // exactly once, reservations against a project's daily limit, and events published for a project.
+import { BreakerReporter, type BreakerReporterOptions } from './breakers.ts';
 import { PlatformError } from './errors.ts';
 import type { components } from './openapi.ts';
 import { type RecorderOptions, UsageRecorder } from './recorder.ts';
@@ -122,6 +123,26 @@ export class Capability {
     }
     await this.commit(reservation.id, Math.min(outcome.used, reservation.amount));
     return outcome.result;
+  }
+
+  /** Reports this instance's circuit breakers every 10 s (call start() on the reporter). */
+  breakerReporter(options: BreakerReporterOptions): BreakerReporter {
+    return new BreakerReporter(this.#transport, options);
+  }
+
+  /** A pulling capability's pending erasure tasks, with their subjects, oldest first (at most 100). */
+  erasureTasks(): Promise<Schemas['ErasureTaskList']> {
+    return this.#transport.call({ method: 'GET', path: '/capability/v1/erasure-tasks' });
+  }
+
+  /** Answers an erasure task: how many records were erased or anonymized. */
+  completeErasure(erasureId: string, erased: number): Promise<Schemas['ErasureTaskState']> {
+    return this.#transport.call({
+      method: 'POST',
+      path: `/capability/v1/erasure-tasks/${encodeURIComponent(erasureId)}/complete`,
+      body: { erased },
+      idempotencyKey: `erasure-${erasureId}`,
+    });
   }
 
   /** Publishes one of the capability's declared event types on a project's behalf. */

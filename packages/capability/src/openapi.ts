@@ -81,8 +81,28 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Erase or anonymize a person in every capability of the project */
+        /**
+         * Erase or anonymize a person in every capability of the project
+         * @description Core’s erasure commits first; then every capability that holds people’s data is asked, and the answer waits up to 10 s: 200 when all answered, 202 with those still pending otherwise (they are asked again, with back-off, for up to 7 days: GET /core/v1/erasures/{id}).
+         */
         post: operations["eraseSubject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/core/v1/erasures/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An erasure: its state, and each capability’s */
+        get: operations["getErasure"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -617,7 +637,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A capability and its manifest */
+        /** A capability, its manifest, and what its live instances report of their breakers */
         get: operations["getCapability"];
         put?: never;
         post?: never;
@@ -717,6 +737,26 @@ export interface paths {
          * @description Answers 200 whatever the key: valid with its project, or not with why. A revocation is seen within 5 s.
          */
         post: operations["verifyKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/capability/v1/breakers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Report the state of an instance’s circuit breakers, one per declared provider
+         * @description A report lives 30 s. Health lists each declared provider with the state most live instances report (a tie takes the worse), or unknown when none does; open or unknown makes health degraded.
+         */
+        put: operations["reportBreakers"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -834,6 +874,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/capability/v1/erasure-tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The capability’s pending erasure tasks, with their subjects, oldest first (at most 100) */
+        get: operations["listErasureTasks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/capability/v1/erasure-tasks/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer an erasure task: how many records were erased or anonymized
+         * @description A task already settled answers its state and changes nothing.
+         */
+        post: operations["completeErasureTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     event: {
@@ -921,6 +998,23 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "core.erasure.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A capability did not answer an erasure within its window (7 days): the person may still be in its data. GET /core/v1/erasures/{id} tells the rest. */
+        post: operations["coreErasureFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "core.webhook.test": {
         parameters: {
             query?: never;
@@ -948,7 +1042,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "VALIDATION_FAILED" | "MALFORMED_REQUEST" | "IDEMPOTENCY_KEY_MISSING" | "IDEMPOTENCY_KEY_INVALID" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_LIMIT_REACHED" | "USAGE_RANGE_INVALID" | "EVENT_TYPE_LIMIT_REACHED" | "DELIVERY_NOT_RETRYABLE" | "WEBHOOK_ENDPOINT_DISABLED" | "EVENT_DISPATCH_IN_PROGRESS" | "API_KEY_MISSING" | "API_KEY_INVALID" | "API_KEY_REVOKED" | "API_KEY_EXPIRED" | "PORTAL_SESSION_EXPIRED" | "INSUFFICIENT_SCOPE" | "CSRF_TOKEN_INVALID" | "NOT_FOUND" | "SLUG_TAKEN" | "CAPABILITY_NAME_TAKEN" | "RESERVATION_SETTLED" | "IDEMPOTENCY_KEY_IN_PROGRESS" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "USAGE_LIMIT_EXCEEDED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_FAILED" | "MALFORMED_REQUEST" | "IDEMPOTENCY_KEY_MISSING" | "IDEMPOTENCY_KEY_INVALID" | "WEBHOOK_URL_NOT_ALLOWED" | "WEBHOOK_ENDPOINT_LIMIT_REACHED" | "USAGE_RANGE_INVALID" | "EVENT_TYPE_LIMIT_REACHED" | "DELIVERY_NOT_RETRYABLE" | "WEBHOOK_ENDPOINT_DISABLED" | "EVENT_DISPATCH_IN_PROGRESS" | "API_KEY_MISSING" | "API_KEY_INVALID" | "API_KEY_REVOKED" | "API_KEY_EXPIRED" | "PORTAL_SESSION_EXPIRED" | "INSUFFICIENT_SCOPE" | "CSRF_TOKEN_INVALID" | "NOT_FOUND" | "SLUG_TAKEN" | "CAPABILITY_NAME_TAKEN" | "RESERVATION_SETTLED" | "IDEMPOTENCY_KEY_IN_PROGRESS" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "USAGE_LIMIT_EXCEEDED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UPSTREAM_UNAVAILABLE" | "SERVICE_UNAVAILABLE" | "UPSTREAM_TIMEOUT";
             requestId: string;
             errors?: {
                 pointer?: string;
@@ -969,11 +1063,11 @@ export interface components {
             webhooksDead24h: number;
             breakers: {
                 provider: string;
-                state: "closed" | "open" | "half_open";
+                state: "closed" | "open" | "half_open" | "unknown";
             }[];
             /** @description an addition to the spec’s record: why the status is degraded, one entry per cause (empty when ok) */
             reasons: {
-                code: "database_down" | "migrations_pending" | "no_worker" | "breaker_open";
+                code: "database_down" | "migrations_pending" | "no_worker" | "breaker_open" | "breaker_unknown";
                 message: string;
             }[];
             lastMigration: string | null;
@@ -1033,10 +1127,38 @@ export interface components {
             };
         };
         SubjectErased: {
+            /** Format: uuid */
+            erasureId: string;
             capabilities: {
                 capability: string;
                 erased: number;
             }[];
+        };
+        SubjectErasurePending: {
+            /** Format: uuid */
+            erasureId: string;
+            /** @description those that answered within 10 s, Core first */
+            capabilities: {
+                capability: string;
+                erased: number;
+            }[];
+            /** @description the capabilities still asked, with back-off, for up to 7 days (GET /core/v1/erasures/{id}) */
+            pending: string[];
+        };
+        Erasure: {
+            /** Format: uuid */
+            id: string;
+            state: "complete" | "pending" | "failed";
+            capabilities: {
+                capability: string;
+                state: "complete" | "pending" | "failed" | "skipped";
+                erased: number | null;
+                attempts: number;
+                lastError: string | null;
+            }[];
+            /** Format: date-time */
+            createdAt: string;
+            completedAt: string | null;
         };
         /**
          * @example {
@@ -1620,6 +1742,26 @@ export interface components {
             /** @description whsec_…, shown this once */
             signingSecret: string;
         };
+        CapabilityWithReports: {
+            name: string;
+            description: string;
+            upstream: string | null;
+            erasureUrl: string | null;
+            manifest: components["schemas"]["Manifest"] | null;
+            hasPreviousSigningSecret: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description what each live instance last reported (a report lives 30 s) */
+            breakerReports: {
+                instance: string;
+                provider: string;
+                state: "closed" | "open" | "half_open";
+                /** Format: date-time */
+                reportedAt: string;
+            }[];
+        };
         KeyVerified: {
             /** @enum {boolean} */
             valid: true;
@@ -1674,6 +1816,30 @@ export interface components {
             remaining: number | null;
             /** Format: date-time */
             resetsAt: string;
+        };
+        ErasureTaskList: {
+            /** @description the capability’s pending tasks, oldest first (at most 100) */
+            data: {
+                /**
+                 * Format: uuid
+                 * @description the erasure’s id
+                 */
+                id: string;
+                /** Format: uuid */
+                projectId: string;
+                subject: {
+                    /** @enum {string} */
+                    type: "email" | "phone" | "external_id";
+                    value: string;
+                };
+                /** Format: date-time */
+                createdAt: string;
+            }[];
+        };
+        ErasureTaskState: {
+            /** Format: uuid */
+            id: string;
+            state: "complete" | "pending" | "failed" | "skipped";
         };
     };
     responses: never;
@@ -1913,6 +2079,15 @@ export interface operations {
                     "application/json": components["schemas"]["SubjectErased"];
                 };
             };
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubjectErasurePending"];
+                };
+            };
             /** @description a problem (RFC 9457): see its code */
             400: {
                 headers: {
@@ -1969,6 +2144,91 @@ export interface operations {
             };
             /** @description a problem (RFC 9457): see its code */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    getErasure: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Erasure"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6144,7 +6404,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Capability"];
+                    "application/json": components["schemas"]["CapabilityWithReports"];
                 };
             };
             /** @description a problem (RFC 9457): see its code */
@@ -7056,6 +7316,139 @@ export interface operations {
             };
         };
     };
+    reportBreakers: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "instance": "notify-7d9f-2",
+                 *       "providers": [
+                 *         {
+                 *           "provider": "mailer",
+                 *           "state": "closed"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the reporting instance: a host or pod name */
+                    instance: string;
+                    providers: {
+                        provider: string;
+                        state: "closed" | "open" | "half_open";
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
     publishCapabilityEvent: {
         parameters: {
             query?: never;
@@ -7809,6 +8202,207 @@ export interface operations {
             };
         };
     };
+    listErasureTasks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureTaskList"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    completeErasureTask: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "erased": 3
+                 *     }
+                 */
+                "application/json": {
+                    /** @description how many records */
+                    erased: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureTaskState"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
     projectEventWebhook: {
         parameters: {
             query?: never;
@@ -8068,6 +8662,62 @@ export interface operations {
                         /** Format: uuid */
                         eventId: string;
                         reason: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer is retried on the schedule; 410 disables the endpoint. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    coreErasureFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event’s id: the same on every attempt, so a receiver can drop duplicates. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>`: one per secret during a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0193b0a4-1e0b-7d4e-9f10-a1b2c3d4e5f6",
+                 *       "type": "core.erasure.failed",
+                 *       "timestamp": "2026-11-24T09:30:00.000Z",
+                 *       "data": {
+                 *         "erasureId": "0193b0a4-1e0b-7d4e-9f10-a1b2c3d4e5f6",
+                 *         "capability": "notify",
+                 *         "attempts": 170,
+                 *         "lastError": "HTTP 503"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "core.erasure.failed";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** Format: uuid */
+                        erasureId: string;
+                        capability: string;
+                        attempts: number;
+                        lastError?: string | null;
                     };
                 };
             };

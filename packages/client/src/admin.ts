@@ -11,6 +11,7 @@ import {
 
 const PROJECT = '/admin/v1/projects/{id}';
 const LIMIT = '/admin/v1/projects/{id}/limits/{capability}/{metric}';
+const CAPABILITY = '/admin/v1/capabilities/{name}';
 
 export class PlatformAdminClient {
   readonly #t: Transport;
@@ -30,6 +31,9 @@ export class PlatformAdminClient {
     /** A JSON merge patch: name, languages, theme, retentionDays, portalFrameAncestors. */
     update: (id: string, body: Body<typeof PROJECT, 'patch'>, o?: CallOptions) =>
       this.#t.call('patch', PROJECT, { params: { id }, body }, o),
+    /** The project's usage by UTC day, capability and metric, with its daily limits. */
+    usage: (id: string, query: Query<`${typeof PROJECT}/usage`, 'get'> = {}, o?: CallOptions) =>
+      this.#t.call('get', `${PROJECT}/usage`, { params: { id }, query }, o),
   };
 
   readonly keys = {
@@ -53,6 +57,24 @@ export class PlatformAdminClient {
     /** Back to the installation's default. */
     clear: (limit: LimitName, o?: CallOptions) =>
       this.#t.call('delete', LIMIT, { params: { ...limit, id: limit.projectId } }, o),
+  };
+
+  /** Products that plug in as capabilities (their key and signing secret are shown once, at creation). */
+  readonly capabilities = {
+    create: (body: Body<'/admin/v1/capabilities', 'post'>, o?: CallOptions) =>
+      this.#t.call('post', '/admin/v1/capabilities', { body }, o),
+    list: (o?: CallOptions) => this.#t.call('get', '/admin/v1/capabilities', {}, o),
+    /** With the breaker reports of its live instances. */
+    get: (name: string, o?: CallOptions) => this.#t.call('get', CAPABILITY, { params: { name } }, o),
+    /** A JSON merge patch: description, upstream, erasureUrl (where its traffic goes: the operator's call). */
+    update: (name: string, body: Body<typeof CAPABILITY, 'patch'>, o?: CallOptions) =>
+      this.#t.call('patch', CAPABILITY, { params: { name }, body }, o),
+    createKey: (name: string, o?: CallOptions) =>
+      this.#t.call('post', `${CAPABILITY}/keys`, { params: { name } }, o),
+    rotateSigningSecret: (name: string, o?: CallOptions) =>
+      this.#t.call('post', `${CAPABILITY}/rotate-signing-secret`, { params: { name } }, o),
+    retirePreviousSigningSecret: (name: string, o?: CallOptions) =>
+      this.#t.call('post', `${CAPABILITY}/retire-previous-signing-secret`, { params: { name } }, o),
   };
 
   readonly audit = {

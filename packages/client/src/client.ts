@@ -111,8 +111,14 @@ export class PlatformClient {
   };
 
   readonly subjects = {
-    /** Erases a person (email, phone or external_id) from every capability. */
+    /**
+     * Erases a person (email, phone or external_id) from every capability: 200 when every capability
+     * answered within 10 s, else 202 with those `pending` (follow them with `erasure(erasureId)`).
+     */
     erase: (body: Body<'/core/v1/subjects/erase', 'post'>, o?: CallOptions) =>
       this.#t.call('post', '/core/v1/subjects/erase', { body }, o),
+    /** An erasure: its state, and each capability's. */
+    erasure: (id: string, o?: CallOptions) =>
+      this.#t.call('get', '/core/v1/erasures/{id}', { params: { id } }, o),
   };
 }

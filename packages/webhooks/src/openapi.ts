@@ -90,6 +90,23 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "core.erasure.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A capability did not answer an erasure within its window (7 days): the person may still be in its data. GET /core/v1/erasures/{id} tells the rest. */
+        post: operations["coreErasureFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "core.webhook.test": {
         parameters: {
             query?: never;
@@ -377,6 +394,62 @@ export interface operations {
                         /** Format: uuid */
                         eventId: string;
                         reason: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer is retried on the schedule; 410 disables the endpoint. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    coreErasureFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event’s id: the same on every attempt, so a receiver can drop duplicates. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>`: one per secret during a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0193b0a4-1e0b-7d4e-9f10-a1b2c3d4e5f6",
+                 *       "type": "core.erasure.failed",
+                 *       "timestamp": "2026-11-24T09:30:00.000Z",
+                 *       "data": {
+                 *         "erasureId": "0193b0a4-1e0b-7d4e-9f10-a1b2c3d4e5f6",
+                 *         "capability": "notify",
+                 *         "attempts": 170,
+                 *         "lastError": "HTTP 503"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "core.erasure.failed";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** Format: uuid */
+                        erasureId: string;
+                        capability: string;
+                        attempts: number;
+                        lastError?: string | null;
                     };
                 };
             };

@@ -7,6 +7,7 @@ import {
   CapabilityParamsSchema,
   CapabilityPatchSchema,
   CapabilitySchema,
+  CapabilityWithReportsSchema,
   CreateCapabilityBodySchema,
   ManifestSchema,
   SigningSecretRotatedSchema,
@@ -25,6 +26,7 @@ const SCHEMAS = [
   CapabilityListSchema,
   CapabilityKeyCreatedSchema,
   SigningSecretRotatedSchema,
+  CapabilityWithReportsSchema,
 ];
 
 export const adminCapabilityRoutes = routes(SCHEMAS, (app) => {
@@ -67,13 +69,13 @@ export const adminCapabilityRoutes = routes(SCHEMAS, (app) => {
       config,
       schema: {
         operationId: 'getCapability',
-        summary: 'A capability and its manifest',
+        summary: 'A capability, its manifest, and what its live instances report of their breakers',
         tags,
         params: CapabilityParamsSchema,
-        response: { 200: ref('Capability'), ...errorResponses(403, 404) },
+        response: { 200: ref('CapabilityWithReports'), ...errorResponses(403, 404) },
       },
     },
-    async (request) => request.services.capabilities.get(request.params.name),
+    async (request) => request.services.capabilities.withReports(request.params.name),
   );
 
   app.patch(

@@ -3,6 +3,7 @@
 // metering.ts.
 import type { FastifyRequest } from 'fastify';
 import {
+  BreakerReportBodySchema,
   CapabilitySchema,
   ManifestSchema,
   VerifiedSchema,
@@ -77,6 +78,29 @@ export const capabilityPlaneRoutes = (keys: KeyCache) =>
         },
       },
       async (request) => verifyKey(keys, request.body.key, request.body.scopes),
+    );
+
+    app.put(
+      '/capability/v1/breakers',
+      {
+        config,
+        schema: {
+          operationId: 'reportBreakers',
+          summary: 'Report the state of an instance’s circuit breakers, one per declared provider',
+          description:
+            'A report lives 30 s. Health lists each declared provider with the state most live instances report ' +
+            '(a tie takes the worse), or unknown when none does; open or unknown makes health degraded.',
+          tags,
+          headers: IdempotencyHeaders,
+          body: BreakerReportBodySchema,
+          response: { 204: { type: 'null' }, ...errorResponses(400, 403, 409, 413, 415, 422) },
+        },
+      },
+      async (request, reply) => {
+        reply.code(204);
+        const { instance, providers } = request.body;
+        await request.services.capabilities.reportBreakers(capabilityOf(request), instance, providers);
+      },
     );
 
     app.post(

@@ -1,0 +1,202 @@
+// The gateway (docs/capabilities.md): a capability's declared routes served at `/<capability>/v1/…` on the
+// service's own port, so a project calls every product with one base URL and one key. A request meets
+// Core's rules (the key, the route's scope, the request rate; the idempotency-key rules when the route is
+// idempotent; the daily limit of the route's metric, checked before and counted after a 2xx), then goes
+// to the capability's upstream with the signed context (gateway/forwarding.ts). Bodies stream both ways,
+// except an idempotent route's: its answer is recorded, so it is read whole (both up to 1 MiB).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type Dispatcher, errors as undiciErrors, request as upstreamRequest } from 'undici';
+import type { Context } from '../context.ts';
+import { PlatformError } from '../errors.ts';
+import { answerHeaders, upstreamHeaders } from '../gateway/forwarding.ts';
+import { type GatewayMatch, matchGateway } from '../gateway/routes.ts';
+import { runIdempotent } from '../idempotency/pipeline.ts';
+import { fingerprint, parseIdempotencyKey } from '../idempotency/protocol.ts';
+import { claimFirst } from '../idempotency/write.ts';
+import { principalOf } from './auth.ts';
+import { BoundedBody, readBounded } from './gateway-body.ts';
+import { scopeOf } from './idempotency.ts';
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+const MAX_BODY = 1024 * 1024;
+
+const matches = new WeakMap<FastifyRequest, GatewayMatch>();
+const matchOf = (request: FastifyRequest) => matches.get(request) as GatewayMatch;
+
+/** An upstream answer that is sent but not recorded (a 5xx, 409 or 429: the key works again). */
+class NotRecorded extends Error {
+  readonly answer: { status: number; contentType: string; text: string };
+  constructor(answer: NotRecorded['answer']) {
+    super('an upstream answer that is not recorded');
+    this.answer = answer;
+  }
+}
+
+export function registerGateway(app: FastifyInstance, context: Context) {
+  return app.register(async (scope) => {
+    // Bodies are forwarded as received: no parser reads them here.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    scope.route({
+      method: [...METHODS],
+      url: '/:capability/v1/*',
+      schema: { hide: true },
+      config: {
+        idempotencyKey: false,
+        accessOf: (request) => {
+          const match = matchGateway(context.registry, request.method, request.raw.url ?? '');
+          if (!match)
+            return new PlatformError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`);
+          matches.set(request, match);
+          return match.route.scope;
+        },
+      },
+      handler: (request, reply) => forward(context, request, reply),
+    });
+  });
+}
+
+async function forward(context: Context, request: FastifyRequest, reply: FastifyReply) {
+  const match = matchOf(request);
+  if (match.route.idempotent && request.method !== 'GET') await idempotent(context, request, reply);
+  else await metered(context, request, () => streamed(context, request, reply));
+  return reply;
+}
+
+/**
+ * Calls upstream under the route's metric: its daily limit taken before (429 past it), counted after a
+ * 2xx, given back otherwise. A replayed answer never gets here: it is neither limited nor counted again.
+ */
+async function metered(context: Context, request: FastifyRequest, upstream: () => Promise<number>) {
+  const { capability, route } = matchOf(request);
+  const projectId = principalOf(request).project?.id as string;
+  const giveBack = route.metric ? await context.limits.take(projectId, capability, route.metric) : () => {};
+  let counted = false;
+  try {
+    const status = await upstream();
+    counted = status >= 200 && status < 300;
+    if (counted && route.metric) context.meter.count(projectId, capability, route.metric);
+  } finally {
+    if (!counted) giveBack();
+  }
+}
+
+/** Forwards the request; the upstream's answer streams back. Its status. */
+async function streamed(context: Context, request: FastifyRequest, reply: FastifyReply): Promise<number> {
+  const body = hasBody(request) ? request.raw.pipe(new BoundedBody(MAX_BODY)) : undefined;
+  const answer = await call(context, request, body);
+  reply.code(answer.statusCode).headers(answerHeaders(answer.headers));
+  await reply.send(answer.body);
+  return answer.statusCode;
+}
+
+/** An idempotent route: its answer recorded under the request's idempotency key, and replayed. */
+async function idempotent(context: Context, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const match = matchOf(request);
+  const key = parseIdempotencyKey(request.headers['idempotency-key']);
+  const body = hasBody(request) ? await readBounded(request.raw, MAX_BODY) : Buffer.alloc(0);
+  const claim = {
+    projectId: scopeOf(principalOf(request)),
+    key,
+    fingerprint: fingerprint({
+      method: request.method,
+      route: `/${match.capability}${match.route.path}`,
+      params: { target: match.target },
+      body: body.toString('base64'),
+    }),
+    now: context.clock.now(),
+  };
+  let sent: { status: number; contentType: string; text: string };
+  try {
+    const outcome = await runIdempotent(context, claim, {
+      run: async (tx) => {
+        await claimFirst(tx); // before the upstream is called: a concurrent retry waits for this answer
+        let recorded = { status: 0, contentType: '', text: '' };
+        await metered(context, request, async () => {
+          const answer = await call(context, request, body.length > 0 ? body : undefined);
+          recorded = {
+            status: answer.statusCode,
+            contentType: String(answer.headers['content-type'] ?? 'application/octet-stream'),
+            text: (await readBounded(answer.body, MAX_BODY)).toString(),
+          };
+          return recorded.status;
+        });
+        if (recorded.status >= 500 || recorded.status === 409 || recorded.status === 429)
+          throw new NotRecorded(recorded);
+        return { status: recorded.status, body: { contentType: recorded.contentType, text: recorded.text } };
+      },
+      refusal: () => undefined,
+    });
+    if (outcome.kind === 'busy')
+      throw new PlatformError('IDEMPOTENCY_KEY_IN_PROGRESS', undefined, { headers: { 'retry-after': '1' } });
+    if (outcome.kind === 'reused')
+      throw new PlatformError(
+        'IDEMPOTENCY_KEY_REUSED',
+        'this idempotency key was used with a different request',
+      );
+    if (outcome.kind === 'replayed') reply.header('idempotent-replayed', 'true');
+    const recorded = outcome.answer.body as { contentType: string; text: string };
+    sent = { status: outcome.answer.status, ...recorded };
+  } catch (error) {
+    if (!(error instanceof NotRecorded)) throw error;
+    sent = error.answer;
+  }
+  await reply.code(sent.status).type(sent.contentType).send(sent.text);
+}
+
+/** One call upstream, with the signed context; 502 when it cannot be reached, 504 when it does not answer. */
+async function call(
+  context: Context,
+  request: FastifyRequest,
+  body: NodeJS.ReadableStream | Buffer | undefined,
+): Promise<Dispatcher.ResponseData> {
+  const match = matchOf(request);
+  const principal = principalOf(request);
+  const url = new URL(`${match.upstream}${match.target}`);
+  const target = `${url.pathname}${url.search}`;
+  const keys = await context.signing.keysOf(match.capability);
+  const headers = upstreamHeaders(
+    request.headers,
+    {
+      requestId: request.id,
+      method: request.method,
+      target,
+      projectId: principal.project?.id as string,
+      keyId: principal.keyId,
+      scopes: [...principal.scopes],
+      timestamp: Math.floor(Date.now() / 1000),
+    },
+    keys,
+  );
+  try {
+    return await upstreamRequest(url, {
+      method: request.method as Dispatcher.HttpMethod,
+      headers,
+      body: body as Dispatcher.DispatchOptions['body'],
+      headersTimeout: context.config.gatewayTimeoutMs,
+      bodyTimeout: context.config.gatewayTimeoutMs,
+    });
+  } catch (error) {
+    if (error instanceof PlatformError) throw error;
+    if (error instanceof undiciErrors.HeadersTimeoutError)
+      throw new PlatformError(
+        'UPSTREAM_TIMEOUT',
+        `${match.capability} did not answer within ${context.config.gatewayTimeoutMs / 1000} s`,
+      );
+    if (
+      error instanceof BoundedBody.TooLarge ||
+      (error as { cause?: unknown }).cause instanceof BoundedBody.TooLarge
+    )
+      throw tooLarge();
+    throw new PlatformError('UPSTREAM_UNAVAILABLE', `${match.capability} could not be reached`);
+  }
+}
+
+/** Whether the request carries a body (a length over the limit is refused before anything is read). */
+function hasBody(request: FastifyRequest): boolean {
+  const length = Number(request.headers['content-length'] ?? 0);
+  if (length > MAX_BODY) throw tooLarge();
+  return length > 0 || request.headers['transfer-encoding'] !== undefined;
+}
+
+const tooLarge = () => new PlatformError('PAYLOAD_TOO_LARGE', 'a gateway request’s body is at most 1 MiB');
