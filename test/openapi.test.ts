@@ -219,7 +219,23 @@ describe('the OpenAPI document', () => {
 
   test('the committed openapi.json is the document the service serves (npm run openapi rewrites it)', () => {
     const snapshot = JSON.parse(readFileSync(new URL('openapi.json', root), 'utf8'));
-    assert.deepEqual(document, snapshot, 'openapi.json is stale: run npm run openapi');
+    assert.deepEqual(snapshot.servers, [
+      { url: 'http://127.0.0.1:8080', description: '`npm start` on your machine (PORT, HOST)' },
+    ]);
+    assert.deepEqual(
+      { ...document, servers: [] },
+      { ...snapshot, servers: [] },
+      'openapi.json is stale: run npm run openapi',
+    );
+  });
+
+  test('served, it names this service’s own address: "Try it out" in /docs reaches it', async () => {
+    assert.deepEqual(document.servers, [{ url: service.baseUrl, description: 'this service' }]);
+    const ui = (await service.request('GET', '/docs/json')).body;
+    assert.deepEqual(ui.servers, document.servers);
+    const behind = await startService({ env: { PLATFORM_PUBLIC_URL: 'https://platform.example.com/' } });
+    const named = (await behind.request('GET', '/openapi.json')).body;
+    assert.deepEqual(named.servers, [{ url: 'https://platform.example.com', description: 'this service' }]);
   });
 
   test('a readable reference, and a page of every error code', async () => {
@@ -227,6 +243,17 @@ describe('the OpenAPI document', () => {
     assert.equal(docs.status, 200);
     assert.match(docs.headers.get('content-type') ?? '', /text\/html/);
     const errors = await service.request('GET', '/docs/errors');
-    for (const code of Object.keys(ERROR_CATALOGUE)) assert.ok(errors.text.includes(`id="${code}"`), code);
+    for (const [code, { title }] of Object.entries(ERROR_CATALOGUE)) {
+      // Each code explained beyond its title: a cause and what to do.
+      const row = errors.text.split(`<tr id="${code}">`)[1]?.split('</tr>')[0] ?? '';
+      const [, cause = '', fix = ''] = /<p>(.+?)<\/p><p><em>What to do:<\/em> (.+?)<\/p>/.exec(row) ?? [];
+      assert.ok(cause.length > 20 && cause !== title, `${code}: its cause`);
+      assert.ok(fix.length > 20 && fix !== cause, `${code}: what to do`);
+    }
+    assert.match(
+      errors.text.split('<tr id="WEBHOOK_URL_NOT_ALLOWED">')[1] ?? '',
+      /PLATFORM_WEBHOOK_ALLOW_PRIVATE=1/,
+      'a local receiver is one setting away',
+    );
   });
 });

@@ -176,11 +176,18 @@ export async function buildApp(context: Context, servicesOf: (work: Work) => Ser
   registerRequestLimits(app, context.requestLimits);
   registerIdempotency(app, context);
 
-  app.get('/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, () => app.swagger());
+  // Served with this service's own address, so that "Try it out" reaches it (the snapshot keeps the default).
+  const located = (document: object) => ({
+    ...document,
+    servers: [{ url: publicUrl(app, context.config.publicUrl), description: 'this service' }],
+  });
+  app.get('/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, () =>
+    located(app.swagger()),
+  );
   app.get('/docs/errors', { config: { access: 'public' }, schema: { hide: true } }, (_request, reply) =>
     reply.type('text/html; charset=utf-8').header('cache-control', 'public, max-age=300').send(errorsPage()),
   );
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(swaggerUi, { routePrefix: '/docs', transformSpecification: located });
 
   await app.register(healthRoutes(context));
   for (const plugin of [

@@ -1,7 +1,8 @@
 // The error model as the HTTP API documents it: the PlatformError schema of the OpenAPI document, the
 // error responses of each route, and the page every problem's `type` points to.
 import { Type } from 'typebox';
-import { ERROR_CATALOGUE } from '../errors.ts';
+import { ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
+import { ERROR_GUIDE } from './error-guide.ts';
 
 export const ProblemSchema = Type.Object(
   {
@@ -39,18 +40,19 @@ export function errorResponses(...statuses: number[]) {
   return responses;
 }
 
-/** An HTML page listing every code: the target of each problem's `type`. */
+/** An HTML page explaining every code (its cause, what to do): the target of each problem's `type`. */
 export function errorsPage(): string {
   const rows = Object.entries(ERROR_CATALOGUE)
-    .map(
-      ([code, { status, title }]) =>
-        `<tr id="${code}"><td><code>${code}</code></td><td>${status}</td><td>${title}</td></tr>`,
-    )
+    .map(([code, { status, title }]) => {
+      const { cause, fix } = ERROR_GUIDE[code as ErrorCode];
+      return `<tr id="${code}"><td><code>${code}</code><br>${status}</td><td><strong>${title}</strong><p>${cause}</p><p><em>What to do:</em> ${fix}</p></td></tr>`;
+    })
     .join('\n');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>platform-core errors</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem}td,th{padding:.3rem .8rem;text-align:left;border-bottom:1px solid #ddd}:target{background:#fff3bf}</style>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font:15px/1.5 system-ui,sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem}td,th{padding:.4rem .8rem;text-align:left;vertical-align:top;border-bottom:1px solid #ddd}td p{margin:.3rem 0}code{overflow-wrap:anywhere}:target{background:#fff3bf}</style>
 </head><body><h1>Error codes</h1><p>Every error is an RFC 9457 problem (<code>application/problem+json</code>) with a stable <code>code</code> and the <code>requestId</code> to quote when reporting it. See also the <a href="/docs">API reference</a>.</p>
-<table><thead><tr><th>code</th><th>status</th><th>meaning</th></tr></thead><tbody>
+<table><thead><tr><th>code, status</th><th>meaning, cause, what to do</th></tr></thead><tbody>
 ${rows}
 </tbody></table></body></html>`;
 }
