@@ -38,6 +38,13 @@ if (LONG_RUNNING.has(process.argv[2]) && !chosen && typeof process.execve === 'f
     process.execve(process.execPath, [process.execPath, ...flags, ...process.argv.slice(1)]);
   }
 }
+// A .env file in the working directory (cp .env.example .env) holds local settings; a variable already in
+// the environment wins over it. No file, no change.
+try {
+  process.loadEnvFile('.env');
+} catch (error) {
+  if (error?.code !== 'ENOENT') throw error;
+}
 const { enableCompileCache } = await import('node:module');
 enableCompileCache();
 await import('../src/main.ts');

@@ -1,11 +1,16 @@
 // The CLI against a PostgreSQL given by DATABASE_URL: JSON output, errors, migrations, revocation.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { MIGRATIONS } from '../src/db/migrate.ts';
 import { SCOPES } from '../src/keys/scopes.ts';
 import { freshDatabase } from './helpers/database.ts';
-import { runCli, startProcess } from './helpers/process.ts';
+import { childEnv, runCli, startProcess } from './helpers/process.ts';
 
 const DATABASE_URL = await freshDatabase();
 const env = { DATABASE_URL };
@@ -31,7 +36,30 @@ describe('platform CLI', () => {
     assert.equal((await runCli(['migrate'], { DATABASE_URL: url })).stdout.trim(), 'no pending migrations');
   });
 
-  test('projects create --json prints the ProjectMe record and nothing else', async () => {
+  test('a .env in the working directory is read; the environment wins over it (.env.example lists every setting)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'platform-env-'));
+    const url = await freshDatabase();
+    writeFileSync(path.join(dir, '.env'), `DATABASE_URL=${url}\nPLATFORM_LOG_LEVEL=silent\n`);
+    const bin = new URL('../bin/platform.js', import.meta.url).pathname;
+    const migrate = (extra: Record<string, string | undefined>) =>
+      promisify(execFile)(process.execPath, [bin, 'migrate'], { cwd: dir, env: childEnv(extra) });
+    assert.match((await migrate({ PLATFORM_LOG_LEVEL: undefined })).stdout, /^applied/);
+    assert.equal((await migrate({ PLATFORM_LOG_LEVEL: undefined })).stdout.trim(), 'no pending migrations');
+    // Set in the environment, it wins: another database, migrated now.
+    const other = await freshDatabase();
+    assert.match((await migrate({ PLATFORM_LOG_LEVEL: undefined, DATABASE_URL: other })).stdout, /^applied/);
+    rmSync(dir, { recursive: true, force: true });
+    const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8');
+    const documented = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
+    const names = (text: string, pattern: RegExp) =>
+      [...new Set([...text.matchAll(pattern)].map((m) => m[1]))].sort();
+    assert.deepEqual(
+      names(example, /^# ([A-Z][A-Z_]+)=/gm),
+      names(documented.split('## The CLI')[0] ?? '', /`((?:PLATFORM_|DATABASE_|REDIS_|PORT|HOST)[A-Z_]*)`/g),
+    );
+  });
+
+  test('projects create --json prints the ProjectMe record and nothing else; it takes the theme as the API does', async () => {
     const result = await runCli(
       [
         'projects',
@@ -44,6 +72,10 @@ describe('platform CLI', () => {
         'live',
         '--languages',
         'en,fr',
+        '--theme-primary',
+        '#112233',
+        '--logo-url',
+        'https://cdn.example.com/acme.png',
         '--json',
       ],
       env,
@@ -55,6 +87,8 @@ describe('platform CLI', () => {
     assert.equal(project.name, 'Acme Inc');
     assert.equal(project.mode, 'live');
     assert.deepEqual(project.languages, ['en', 'fr']);
+    assert.equal(project.theme.primary, '#112233');
+    assert.equal(project.theme.logoUrl, 'https://cdn.example.com/acme.png');
     assert.match(project.id, /^[0-9a-f-]{36}$/);
   });
 
@@ -257,6 +291,8 @@ describe('platform CLI', () => {
     const keys = await json(['keys', 'list', '--project', 'beta']);
     const shown = keys.data.find((k: { id: string }) => k.id === key.id);
     assert.equal(shown.name, 'reports');
+    const text = (await runCli(['keys', 'list', '--project', 'beta'], env)).stdout;
+    assert.match(text.split('\n').find((line) => line.startsWith(key.id)) ?? '', /\treports\t/);
     assert.equal(shown.prefix, key.key.slice(0, 12));
     assert.ok(!JSON.stringify(keys).includes(key.key), 'never the key');
 

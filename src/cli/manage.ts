@@ -23,17 +23,46 @@ import {
   withDatabase,
 } from './common.ts';
 
+/** The theme's flags, as `projects create` and `projects update` take them. */
+const THEME_FLAGS = {
+  'theme-primary': { type: 'string' },
+  'theme-accent': { type: 'string' },
+  'theme-background': { type: 'string' },
+  'theme-text': { type: 'string' },
+  'logo-url': { type: 'string' },
+} as const;
+
+/** The members of the theme the flags give (`--logo-url none` removes the logo); undefined for none. */
+function themeOf(values: Partial<Record<keyof typeof THEME_FLAGS, string>>) {
+  const logo = values['logo-url'];
+  const given = Object.entries({
+    primary: values['theme-primary'],
+    accent: values['theme-accent'],
+    background: values['theme-background'],
+    text: values['theme-text'],
+    logoUrl: logo === 'none' ? null : logo,
+  }).filter(([, value]) => value !== undefined);
+  return given.length > 0 ? Object.fromEntries(given) : undefined;
+}
+
 export async function projectsCreate(config: Config, args: string[]) {
   const { values } = flags(args, {
     slug: { type: 'string' },
     name: { type: 'string' },
     mode: { type: 'string' },
     languages: { type: 'string' },
+    ...THEME_FLAGS,
   });
   const { slug, name } = required(values, 'projects create', ['slug', 'name']);
-  const languages = values.languages === undefined ? undefined : list(values.languages);
+  const input = {
+    slug,
+    name,
+    mode: values.mode,
+    languages: values.languages === undefined ? undefined : list(values.languages),
+    theme: themeOf(values),
+  };
   const project = await withDatabase(config, (db) =>
-    change(db, (work) => projectService(work).create({ slug, name, mode: values.mode, languages })),
+    change(db, (work) => projectService(work).create(input)),
   );
   print(
     values.json,
@@ -57,34 +86,18 @@ export async function projectsUpdate(config: Config, args: string[]) {
     slug: { type: 'string' },
     name: { type: 'string' },
     languages: { type: 'string' },
-    'theme-primary': { type: 'string' },
-    'theme-accent': { type: 'string' },
-    'theme-background': { type: 'string' },
-    'theme-text': { type: 'string' },
-    'logo-url': { type: 'string' },
+    ...THEME_FLAGS,
     'retention-days': { type: 'string' },
     'frame-ancestors': { type: 'string' },
   });
   const { slug } = required(values, 'projects update', ['slug']);
-  const theme = {
-    primary: values['theme-primary'],
-    accent: values['theme-accent'],
-    background: values['theme-background'],
-    text: values['theme-text'],
-    logoUrl:
-      values['logo-url'] === undefined
-        ? undefined
-        : values['logo-url'] === 'none'
-          ? null
-          : values['logo-url'],
-  };
   const retention = values['retention-days'];
   if (retention !== undefined && retention !== 'default' && !/^\d+$/.test(retention))
     throw new UsageError('--retention-days is a number of days, or default');
   const patch = {
     name: values.name,
     languages: values.languages === undefined ? undefined : list(values.languages),
-    theme: Object.values(theme).some((value) => value !== undefined) ? theme : undefined,
+    theme: themeOf(values),
     retentionDays: retention === undefined ? undefined : retention === 'default' ? null : Number(retention),
     portalFrameAncestors:
       values['frame-ancestors'] === undefined ? undefined : list(values['frame-ancestors']),
@@ -131,7 +144,7 @@ export async function keysList(config: Config, args: string[]) {
     keys
       .map(
         (k) =>
-          `${k.id}\t${k.prefix}…\t${k.revokedAt ? 'revoked' : 'active'}\t${k.lastUsedAt ?? 'never used'}\t${k.scopes.join(',')}`,
+          `${k.id}\t${k.prefix}…\t${k.name ?? '(no name)'}\t${k.revokedAt ? 'revoked' : 'active'}\t${k.lastUsedAt ?? 'never used'}\t${k.scopes.join(',')}`,
       )
       .join('\n'),
   );
