@@ -73,6 +73,9 @@ export const en = {
   'usage.day': 'Day',
   'usage.count': 'Count',
   'usage.limit': 'Daily limit: {limit}',
+  'metric.api_requests': 'API requests',
+  'metric.events_published': 'Events published',
+  'metric.subjects_erased': 'People erased',
 } as const;
 
 export type MessageKey = keyof typeof en;

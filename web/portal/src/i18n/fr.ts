@@ -74,4 +74,7 @@ export const fr: Messages = {
   'usage.day': 'Jour',
   'usage.count': 'Nombre',
   'usage.limit': 'Limite quotidienne : {limit}',
+  'metric.api_requests': 'Requêtes à l’API',
+  'metric.events_published': 'Événements publiés',
+  'metric.subjects_erased': 'Personnes effacées',
 };

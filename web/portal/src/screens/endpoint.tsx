@@ -1,7 +1,7 @@
 // One endpoint: its secret (shown once, at creation and rotation), the actions on it, its rate, and its
 // delivery log, newest first, refreshed while it is open and loaded further as it scrolls.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { call, type Deliveries, type Endpoint, type Schemas } from '../api.ts';
+import { call, type Deliveries, type Endpoint, newKey, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { follow } from '../router.ts';
 import { DeliveriesHead, Failure, stateOf } from './common.tsx';
@@ -15,6 +15,9 @@ export function EndpointScreen({ id }: { id: string }) {
   const [failure, setFailure] = useState<unknown>();
   const [pending, setPending] = useState(false);
   const path = `/core/v1/webhook-endpoints/${id}`;
+  // One idempotency key per intended action, kept until it succeeds: a retry after a failure (a lost
+  // answer) repeats the same action rather than making a second one.
+  const keys = useRef(new Map<string, string>());
   useEffect(() => {
     freshSecrets.delete(id);
     call<Endpoint>('GET', path).then(setEndpoint, setFailure);
@@ -24,8 +27,11 @@ export function EndpointScreen({ id }: { id: string }) {
     setPending(true);
     setFailure(undefined);
     setNotice(undefined);
+    const idempotencyKey = keys.current.get(action) ?? newKey();
+    keys.current.set(action, idempotencyKey);
     try {
-      const answer = await call<unknown>('POST', `${path}/${action}`);
+      const answer = await call<unknown>('POST', `${path}/${action}`, { idempotencyKey });
+      keys.current.delete(action);
       done?.(answer);
       setEndpoint(await call<Endpoint>('GET', path));
     } catch (error) {
@@ -148,6 +154,7 @@ function DeliveryLog({ endpointId }: { endpointId: string }) {
   const [rows, setRows] = useState<Delivery[]>();
   const [cursor, setCursor] = useState<string | null>(null);
   const [filter, setFilter] = useState({ state: '', eventType: '' });
+  const [failure, setFailure] = useState<unknown>();
   const more = useRef<HTMLButtonElement>(null);
   const query = (after?: string) => {
     const search = new URLSearchParams({ limit: '20' });
@@ -160,11 +167,13 @@ function DeliveryLog({ endpointId }: { endpointId: string }) {
   useEffect(() => {
     setRows(undefined);
     setCursor(null);
+    // A failed poll says so (and the next one clears it); it never ends as an unhandled rejection.
     const refresh = () =>
       call<Deliveries>('GET', query()).then((page) => {
         setRows((shown) => merge(page.data, shown ?? []));
         setCursor((known) => known ?? page.nextCursor);
-      });
+        setFailure(undefined);
+      }, setFailure);
     void refresh();
     const timer = setInterval(refresh, 2000);
     return () => clearInterval(timer);
@@ -174,7 +183,7 @@ function DeliveryLog({ endpointId }: { endpointId: string }) {
     void call<Deliveries>('GET', query(cursor)).then((page) => {
       setRows((shown) => merge(shown ?? [], page.data));
       setCursor(page.nextCursor);
-    });
+    }, setFailure);
   };
   // Infinite scroll: the "load more" button loads as it comes into view (and stays a button for keyboards).
   useEffect(() => {
@@ -213,8 +222,11 @@ function DeliveryLog({ endpointId }: { endpointId: string }) {
           {t('log.filter')}
         </button>
       </form>
+      <Failure error={failure} />
       {rows === undefined ? (
-        <p>{t('loading')}</p>
+        failure ? null : (
+          <p>{t('loading')}</p>
+        )
       ) : rows.length === 0 ? (
         <p>{t('log.empty')}</p>
       ) : (
@@ -256,12 +268,13 @@ function DeliveryLog({ endpointId }: { endpointId: string }) {
 
 const STATES = ['pending', 'delivered', 'dead', 'cancelled'] as const;
 
+/** Newest first, as the API lists them, each numbered by its own attempt number. */
 function Attempts({ delivery }: { delivery: Delivery }) {
   const { date } = useLocale();
   return (
     <ol class="attempts">
       {delivery.attempts.map((attempt) => (
-        <li key={attempt.attempt}>
+        <li key={attempt.attempt} value={attempt.attempt}>
           {date(attempt.startedAt)} · {attempt.statusCode ?? attempt.error} · {attempt.durationMs} ms
           {attempt.responseBody && <pre>{attempt.responseBody}</pre>}
         </li>

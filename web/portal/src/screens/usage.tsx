@@ -1,5 +1,6 @@
-// The project's usage by day, one chart per metric, with its daily limit drawn; the figures are also a
-// table, for screen readers and for reading exact numbers.
+// The project's usage by day, one chart per metric under its human name, scaled to its own counts with an
+// axis, its daily limit drawn when it is in view; the figures are also a table, for screen readers and for
+// reading exact numbers.
 import { useEffect, useState } from 'preact/hooks';
 import { call, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
@@ -35,6 +36,25 @@ export function UsageScreen() {
   );
 }
 
+/** The metric as people say it: Core's by their names, a capability's as "Notify · messages sent". */
+function metricName(metric: string, t: ReturnType<typeof useLocale>['t']): string {
+  const [capability = '', name = ''] = metric.split('/');
+  if (capability === 'core' && CORE_METRICS.has(name)) return t(`metric.${name}` as 'metric.api_requests');
+  const spoken = name.replaceAll('_', ' ');
+  return `${capability.charAt(0).toUpperCase()}${capability.slice(1)} · ${spoken}`;
+}
+const CORE_METRICS = new Set(['api_requests', 'events_published', 'subjects_erased']);
+
+/** The top of the scale: the least of 1, 2 or 5 × 10ⁿ at or above the highest value (1 at least). */
+export function niceTop(value: number): number {
+  if (value <= 1) return 1;
+  const power = 10 ** Math.floor(Math.log10(value));
+  return [1, 2, 5, 10].map((m) => m * power).find((top) => top >= value) ?? 10 * power;
+}
+
+const LEFT = 56;
+const PLOT = WIDTH - LEFT;
+
 function Chart({ metric, days, usage }: { metric: string; days: string[]; usage: Usage }) {
   const { t, number, language } = useLocale();
   const counts = days.map(
@@ -42,38 +62,56 @@ function Chart({ metric, days, usage }: { metric: string; days: string[]; usage:
       usage.data.find((row) => row.day === day && `${row.capability}/${row.metric}` === metric)?.count ?? 0,
   );
   const limit = usage.limits.find((row) => `${row.capability}/${row.metric}` === metric)?.dailyLimit;
-  const top = Math.max(1, ...counts, limit ?? 0);
-  const bar = WIDTH / days.length;
+  // The chart is scaled to the counts; the limit is drawn only when it is within twice the highest
+  // count (else it would flatten every bar), and said in words either way.
+  const highest = Math.max(0, ...counts);
+  const limitInView = limit !== undefined && limit !== null && limit <= Math.max(2 * highest, 1);
+  const top = niceTop(limitInView ? Math.max(highest, limit) : highest);
+  const bar = PLOT / days.length;
   const y = (value: number) => HEIGHT - (value / top) * HEIGHT;
   const label = (day: string) =>
     new Intl.DateTimeFormat(language, { month: 'short', day: 'numeric', timeZone: 'UTC' }).format(
       new Date(day),
     );
   const id = metric.replace(/\W/g, '-');
+  const name = metricName(metric, t);
+  const limitText = limit === undefined || limit === null ? '—' : number(limit);
   return (
     <section aria-labelledby={`${id}-title`}>
-      <h2 id={`${id}-title`}>{metric}</h2>
+      <h2 id={`${id}-title`}>{name}</h2>
+      <p class="hint">
+        <code>{metric}</code> · {t('usage.limit', { limit: limitText })}
+      </p>
       <svg
         class="chart"
-        viewBox={`0 0 ${WIDTH} ${HEIGHT + 20}`}
+        viewBox={`0 0 ${WIDTH} ${HEIGHT + 24}`}
         role="img"
-        aria-label={t('usage.chart', { metric, limit: limit === undefined ? '—' : number(limit) })}
+        aria-label={t('usage.chart', { metric: name, limit: limitText })}
       >
+        {[0, top / 2, top].map((tick) => (
+          <g key={tick}>
+            <line x1={LEFT} x2={WIDTH} y1={y(tick) + 0.5} y2={y(tick) + 0.5} class="grid" />
+            <text x={LEFT - 6} y={Math.max(12, y(tick) + 4)} class="axis" text-anchor="end">
+              {number(tick)}
+            </text>
+          </g>
+        ))}
         {counts.map((count, i) => (
           <rect
             key={days[i]}
-            x={i * bar + 2}
+            x={LEFT + i * bar + 2}
             y={y(count)}
             width={bar - 4}
             height={HEIGHT - y(count)}
             class="bar"
+            data-count={count}
           />
         ))}
-        {limit !== undefined && <line x1="0" x2={WIDTH} y1={y(limit)} y2={y(limit)} class="limit" />}
-        <text x="0" y={HEIGHT + 16} class="axis">
+        {limitInView && <line x1={LEFT} x2={WIDTH} y1={y(limit)} y2={y(limit)} class="limit" />}
+        <text x={LEFT} y={HEIGHT + 18} class="axis">
           {label(days[0] ?? usage.from)}
         </text>
-        <text x={WIDTH} y={HEIGHT + 16} class="axis" text-anchor="end">
+        <text x={WIDTH} y={HEIGHT + 18} class="axis" text-anchor="end">
           {label(days.at(-1) ?? usage.to)}
         </text>
       </svg>
@@ -95,7 +133,6 @@ function Chart({ metric, days, usage }: { metric: string; days: string[]; usage:
             ))}
           </tbody>
         </table>
-        {limit !== undefined && <p>{t('usage.limit', { limit: number(limit) })}</p>}
       </details>
     </section>
   );
