@@ -19,6 +19,8 @@ import { scopeOf } from './idempotency.ts';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const MAX_BODY = 1024 * 1024;
+/** An answer this small, of known length, is read whole and sent as one buffer. */
+const SMALL_ANSWER = 16 * 1024;
 
 const matches = new WeakMap<FastifyRequest, GatewayMatch>();
 const matchOf = (request: FastifyRequest) => matches.get(request) as GatewayMatch;
@@ -81,12 +83,14 @@ async function metered(context: Context, request: FastifyRequest, upstream: () =
   }
 }
 
-/** Forwards the request; the upstream's answer streams back. Its status. */
+/** Forwards the request; the upstream's answer streams back (a small one of known length, as one buffer). */
 async function streamed(context: Context, request: FastifyRequest, reply: FastifyReply): Promise<number> {
   const body = hasBody(request) ? request.raw.pipe(new BoundedBody(MAX_BODY)) : undefined;
   const answer = await call(context, request, body);
   reply.code(answer.statusCode).headers(answerHeaders(answer.headers));
-  await reply.send(answer.body);
+  const length = Number(answer.headers['content-length'] ?? Number.NaN);
+  // A stream costs a pipe and its listeners per answer; most answers are a few hundred bytes.
+  await reply.send(length <= SMALL_ANSWER ? Buffer.from(await answer.body.arrayBuffer()) : answer.body);
   return answer.statusCode;
 }
 
