@@ -15,7 +15,7 @@ import { fingerprint, parseIdempotencyKey } from '../idempotency/protocol.ts';
 import { claimFirst } from '../idempotency/write.ts';
 import { principalOf } from './auth.ts';
 import { BoundedBody, readBounded } from './gateway-body.ts';
-import { scopeOf } from './idempotency.ts';
+import { answerOf, scopeOf } from './idempotency.ts';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const MAX_BODY = 1024 * 1024;
@@ -131,16 +131,8 @@ async function idempotent(context: Context, request: FastifyRequest, reply: Fast
       },
       refusal: () => undefined,
     });
-    if (outcome.kind === 'busy')
-      throw new PlatformError('IDEMPOTENCY_KEY_IN_PROGRESS', undefined, { headers: { 'retry-after': '1' } });
-    if (outcome.kind === 'reused')
-      throw new PlatformError(
-        'IDEMPOTENCY_KEY_REUSED',
-        'this idempotency key was used with a different request',
-      );
-    if (outcome.kind === 'replayed') reply.header('idempotent-replayed', 'true');
-    const recorded = outcome.answer.body as { contentType: string; text: string };
-    sent = { status: outcome.answer.status, ...recorded };
+    const { answer } = answerOf(reply, outcome);
+    sent = { status: answer.status, ...(answer.body as { contentType: string; text: string }) };
   } catch (error) {
     if (!(error instanceof NotRecorded)) throw error;
     sent = error.answer;

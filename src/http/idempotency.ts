@@ -137,7 +137,8 @@ export function registerIdempotency(
   }
 }
 
-function send(reply: FastifyReply, outcome: Outcome) {
+/** The answer of an outcome (a replay marked so), or the problem of a key busy or reused. */
+export function answerOf(reply: FastifyReply, outcome: Outcome) {
   if (outcome.kind === 'busy')
     throw new PlatformError('IDEMPOTENCY_KEY_IN_PROGRESS', undefined, { headers: { 'retry-after': '1' } });
   if (outcome.kind === 'reused')
@@ -145,9 +146,15 @@ function send(reply: FastifyReply, outcome: Outcome) {
       'IDEMPOTENCY_KEY_REUSED',
       'this idempotency key was used with a different request',
     );
-  const { status, body } = outcome.answer;
   if (outcome.kind === 'replayed') reply.header('idempotent-replayed', 'true');
-  else for (const [name, value] of Object.entries(outcome.answer.headers ?? {})) reply.header(name, value);
+  return { answer: outcome.answer };
+}
+
+function send(reply: FastifyReply, outcome: Outcome) {
+  const { status, body } = answerOf(reply, outcome).answer;
+  // A refusal's headers (retry-after, say) go out with it; they are not recorded, so never replayed.
+  if (outcome.kind === 'done')
+    for (const [name, value] of Object.entries(outcome.answer.headers ?? {})) reply.header(name, value);
   reply.code(status);
   if (status >= 400) reply.type('application/problem+json');
   if (status === 204 || body === null || body === undefined) return reply.send();
