@@ -146,6 +146,25 @@ describe('the portal on a phone, and its defects', () => {
     // The audit is written after the commit: wait for the third click's entry.
     await eventually(async () => (await rotations()) >= 2, 5000).catch(() => {});
     assert.equal(await rotations(), 2, 'two rotations, not three');
+
+    // A refusal is an answer (recorded under its key): the next click is a new attempt, not its replay.
+    const tests: string[] = [];
+    await page.route('**/test', (route) => {
+      tests.push(route.request().headers()['idempotency-key'] ?? '');
+      return tests.length === 1
+        ? route.fulfill({
+            status: 400,
+            contentType: 'application/problem+json',
+            body: JSON.stringify({ code: 'VALIDATION_FAILED', requestId: 'req-2', detail: 'refused' }),
+          })
+        : route.continue();
+    });
+    const sendTest = page.getByRole('button', { name: 'Send test event' });
+    await sendTest.click();
+    await page.getByRole('alert').filter({ hasText: 'VALIDATION_FAILED' }).waitFor();
+    await sendTest.click();
+    await page.getByText('Test event sent.').waitFor();
+    assert.notEqual(tests[1], tests[0]);
     await page.close();
   });
 

@@ -44,7 +44,8 @@ export const ERROR_GUIDE: Record<ErrorCode, { cause: string; fix: string }> = {
     fix: 'Check its state with the endpoint’s deliveries; to send the event again, replay it (<code>POST /core/v1/events/{id}/replay</code>).',
   },
   WEBHOOK_ENDPOINT_DISABLED: {
-    cause: 'The endpoint is disabled (<code>active: false</code>): it cannot be sent a test or a retry.',
+    cause:
+      'The endpoint is disabled (<code>active: false</code>): deliveries to it cannot be retried or recovered.',
     fix: 'Enable it again with <code>PATCH /core/v1/webhook-endpoints/{id}</code> <code>{"active": true}</code>.',
   },
   EVENT_DISPATCH_IN_PROGRESS: {

@@ -1,7 +1,7 @@
 // One endpoint: its secret (shown once, at creation and rotation), the actions on it, its rate, and its
 // delivery log, newest first, refreshed while it is open and loaded further as it scrolls.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { call, type Deliveries, type Endpoint, newKey, type Schemas } from '../api.ts';
+import { ApiError, call, type Deliveries, type Endpoint, newKey, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { follow } from '../router.ts';
 import { DeliveriesHead, Failure, stateOf } from './common.tsx';
@@ -15,8 +15,8 @@ export function EndpointScreen({ id }: { id: string }) {
   const [failure, setFailure] = useState<unknown>();
   const [pending, setPending] = useState(false);
   const path = `/core/v1/webhook-endpoints/${id}`;
-  // One idempotency key per intended action, kept until it succeeds: a retry after a failure (a lost
-  // answer) repeats the same action rather than making a second one.
+  // One idempotency key per intended action, kept until it is answered: a retry after a lost answer
+  // repeats the same action rather than making a second one.
   const keys = useRef(new Map<string, string>());
   useEffect(() => {
     freshSecrets.delete(id);
@@ -35,6 +35,10 @@ export function EndpointScreen({ id }: { id: string }) {
       done?.(answer);
       setEndpoint(await call<Endpoint>('GET', path));
     } catch (error) {
+      // A refusal is an answer (and recorded under the key): the next click is a new attempt. No answer,
+      // a 5xx, a 409 (still running) or a 429 keep the key, so the retry is the same action.
+      if (error instanceof ApiError && error.status < 500 && ![409, 429].includes(error.status))
+        keys.current.delete(action);
       setFailure(error);
     } finally {
       setPending(false);
