@@ -95,7 +95,7 @@ export function erasureAsking(deps: AskingDeps) {
       return erasedIn(answer.statusCode, text);
     } catch (error) {
       return error instanceof Error && error.name === 'TimeoutError'
-        ? `no answer within ${Math.round(timeoutMs / 1000)} s`
+        ? `no answer within ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`}`
         : `no answer: ${(error as Error).message}`;
     }
   }

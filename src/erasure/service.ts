@@ -23,6 +23,8 @@ const WAIT_MS = 10_000;
 const POLL_MS = 50;
 /** A pushed capability that missed is asked again within the wait, after this, then twice as long each time. */
 const RETRY_FIRST_MS = 250;
+/** The least time a try within the wait is given. */
+const MIN_TRY_MS = 200;
 const PULLED_AT_ONCE = 100;
 
 export interface ErasureDeps {
@@ -109,11 +111,9 @@ export const erasureService = ({ db: tx, audit }: Work, deps: ErasureDeps) => {
     const erasure = deps.registry.list().find((c) => c.name === task.capability)?.erasure;
     const timeoutMs = erasure?.mode === 'push' ? erasure.timeoutSeconds * 1000 : WAIT_MS;
     let why = 'no answer within the wait';
-    for (let pause = RETRY_FIRST_MS; Date.now() < deadline; pause *= 2) {
-      const outcome = await deps.erasureAsking.ask(
-        task,
-        Math.max(1, Math.min(timeoutMs, deadline - Date.now())),
-      );
+    // No try that would have almost no time: its "no answer" would hide why the earlier ones failed.
+    for (let pause = RETRY_FIRST_MS; deadline - Date.now() >= MIN_TRY_MS; pause *= 2) {
+      const outcome = await deps.erasureAsking.ask(task, Math.min(timeoutMs, deadline - Date.now()));
       if (typeof outcome !== 'string') return;
       why = outcome;
       await new Promise((resolve) =>
