@@ -95,6 +95,11 @@ export class CapabilityRegistry {
     return [...this.capabilities.values(), ...this.declared];
   }
 
+  /** One capability by name (registered in code first), without copying the list. */
+  get(name: string): Capability | undefined {
+    return this.capabilities.get(name) ?? this.declared.find((c) => c.name === name);
+  }
+
   /** The default daily limits capabilities set, as `capability/metric` limits. */
   defaultLimits(): { capability: string; metric: string; dailyLimit: number }[] {
     return this.list().flatMap((c) => (c.limits ?? []).map((l) => ({ capability: c.name, ...l })));

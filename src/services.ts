@@ -50,7 +50,7 @@ export function servicesOf(context: Context, work: Work) {
         checkData: (projectId, type, data, fresh) =>
           catalogue().check(projectId, type, data, context.declaredTypes, fresh),
         typesOf: async (capability, wanted) => {
-          const known = () => context.registry.list().find((c) => c.name === capability)?.eventTypes ?? [];
+          const known = () => context.registry.get(capability)?.eventTypes ?? [];
           if (!known().some((t) => t.name === wanted)) await context.directory.refresh();
           return known().map((t) => t.name);
         },

@@ -53,7 +53,7 @@ export function erasureAsking(deps: AskingDeps) {
 
   /** Asks once: a count settles the task (true if it was pending); otherwise why it is not an answer. */
   async function ask(task: TaskRow, timeoutMs: number): Promise<boolean | string> {
-    const capability = deps.registry.list().find((c) => c.name === task.capability);
+    const capability = deps.registry.get(task.capability);
     const url = capability?.erasure?.mode === 'push' ? capability.erasure.url : undefined;
     const outcome = url ? await send(task, url, timeoutMs) : 'the capability no longer asks to be pushed';
     return typeof outcome === 'number' ? tasks.complete(task.erasure_id, task.capability, outcome) : outcome;
@@ -134,7 +134,7 @@ export function erasureAsking(deps: AskingDeps) {
       const due = await tasks.due(BATCH, LEASE_SECONDS);
       await Promise.all(
         due.map((task) => {
-          const capability = deps.registry.list().find((c) => c.name === task.capability);
+          const capability = deps.registry.get(task.capability);
           const seconds = capability?.erasure?.mode === 'push' ? capability.erasure.timeoutSeconds : 10;
           return push(task, seconds * 1000).catch((error) =>
             deps.log.warn({ err: error, capability: task.capability }, 'asking a capability to erase failed'),

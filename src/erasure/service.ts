@@ -108,7 +108,7 @@ export const erasureService = ({ db: tx, audit }: Work, deps: ErasureDeps) => {
    * tries within the wait count as one attempt: the background's back-off starts from its first step.
    */
   async function pushUntil(task: TaskRow, deadline: number): Promise<void> {
-    const erasure = deps.registry.list().find((c) => c.name === task.capability)?.erasure;
+    const erasure = deps.registry.get(task.capability)?.erasure;
     const timeoutMs = erasure?.mode === 'push' ? erasure.timeoutSeconds * 1000 : WAIT_MS;
     let why = 'no answer within the wait';
     // No try that would have almost no time: its "no answer" would hide why the earlier ones failed.

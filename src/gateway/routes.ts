@@ -37,7 +37,7 @@ export function matchGateway(
 ): GatewayMatch | undefined {
   const [, capabilityName, rest = ''] = /^\/([a-z][a-z0-9_]{1,31})(\/v1\/.*)$/.exec(url) ?? [];
   if (!capabilityName) return undefined;
-  const capability = registry.list().find((c) => c.name === capabilityName);
+  const capability = registry.get(capabilityName);
   if (!capability?.gateway) return undefined;
   const queryAt = rest.indexOf('?');
   const path = queryAt === -1 ? rest : rest.slice(0, queryAt);

@@ -57,7 +57,7 @@ export const meteringService = ({ db, hooks }: Work, deps: MeteringDeps) => {
 
   /** The capability's metrics, as last read, or as they are now when one asked for is not among them. */
   async function metricsOf(capability: string, wanted: Iterable<string>): Promise<Set<string>> {
-    const known = new Set(deps.registry.list().find((c) => c.name === capability)?.metrics ?? []);
+    const known = new Set(deps.registry.get(capability)?.metrics ?? []);
     for (const metric of wanted)
       if (!known.has(metric)) return new Set(await deps.declaredMetrics(capability));
     return known;
