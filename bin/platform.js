@@ -27,7 +27,7 @@ if (major < NEEDED) {
 // or on the command line, is kept. Node aborts if execve fails: it is tried only while the Node running
 // this is still on disk.
 const SEMI_SPACE_MB = 8;
-const LONG_RUNNING = new Set(['start', 'serve', 'worker']);
+const LONG_RUNNING = new Set(['start', 'dev', 'serve', 'worker']);
 const chosen = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((flag) =>
   /--max[-_]semi[-_]space[-_]size/.test(flag),
 );

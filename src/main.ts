@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import * as capabilities from './cli/capabilities.ts';
 import { UsageError } from './cli/common.ts';
+import { dev } from './cli/dev.ts';
 import * as manage from './cli/manage.ts';
 import * as service from './cli/serve.ts';
 import { ConfigError, loadConfig } from './config.ts';
@@ -11,6 +12,8 @@ import { CapabilityRegistry } from './registry.ts';
 const USAGE = `usage: platform <command> [--json]
 
   start                 migrate, then run the API and the delivery worker in one process
+  dev                   start for a developer's machine: readable logs, private webhook targets, and a
+                        receiver that prints every event of project dev (never in production)
   serve                 run the API only
   worker                run the delivery worker only
   migrate               apply pending database migrations
@@ -47,6 +50,7 @@ async function main(argv: string[]) {
   registry.register(CORE_CAPABILITY);
   const commands: Record<string, () => Promise<unknown>> = {
     start: () => service.start(config),
+    dev: () => dev(config),
     serve: () => service.serve(config),
     worker: () => service.worker(config),
     migrate: () => service.migrateCommand(config),

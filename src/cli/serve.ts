@@ -1,16 +1,17 @@
 // The service commands: start (migrate, first-start bootstrap, API and worker), serve, worker, migrate, and
 // openapi (the document this version serves).
 import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
 import { bootstrap } from '../bootstrap.ts';
 import type { Config } from '../config.ts';
 import { loadKeyring, parseKeyring } from '../crypto.ts';
 import { migrate } from '../db/migrate.ts';
 import { connect, createLogger, onShutdownSignal } from '../runtime.ts';
-import { createService } from '../service.ts';
+import { createService, type Service } from '../service.ts';
 
-export const start = (config: Config) => runService(config, { api: true, worker: true, migrate: true });
-export const serve = (config: Config) => runService(config, { api: true, worker: false, migrate: false });
-export const worker = (config: Config) => runService(config, { api: false, worker: true, migrate: false });
+export const start = (config: Config) => announced(config, { api: true, worker: true, migrate: true });
+export const serve = (config: Config) => announced(config, { api: true, worker: false, migrate: false });
+export const worker = (config: Config) => announced(config, { api: false, worker: true, migrate: false });
 
 export async function migrateCommand(config: Config) {
   const connection = await connect(config, 'command', createLogger({ ...config, logLevel: 'warn' }));
@@ -46,16 +47,35 @@ export async function openapiCommand(config: Config) {
   }
 }
 
-async function runService(config: Config, parts: { api: boolean; worker: boolean; migrate: boolean }) {
-  const log = createLogger(config);
+interface Parts {
+  api: boolean;
+  worker: boolean;
+  migrate: boolean;
+}
+
+/** The running service as `start` leaves it: for `dev`, which adds to it. */
+export interface Running {
+  service: Service;
+  log: Logger;
+  /** where the API listens, when it does */
+  address: string | undefined;
+  /** the key the first start made, shown once */
+  firstKey: string | undefined;
+}
+
+async function runService(
+  config: Config,
+  parts: Parts,
+  log: Logger = createLogger(config),
+): Promise<Running> {
   const connection = await connect(config, 'service', log);
   const { db } = connection;
+  let firstKey: string | undefined;
   try {
     if (parts.migrate) {
       const applied = await migrate(db);
       if (applied.length) log.info({ applied }, 'migrations applied');
-      const created = await bootstrap(db);
-      if (created) printFirstKey(config, created.key);
+      firstKey = (await bootstrap(db))?.key;
     }
   } catch (error) {
     await connection.close();
@@ -72,7 +92,14 @@ async function runService(config: Config, parts: { api: boolean; worker: boolean
     log.info('stopped');
   });
   const address = await service.start({ port: config.port, host: config.host });
-  // Printed whatever the log level: the worker's id, and the address to use.
+  return { service, log, address, firstKey };
+}
+
+/** Runs the parts and says so: the first start's key, the worker's id, and the address to use. */
+async function announced(config: Config, parts: Parts) {
+  const { service, log, address, firstKey } = await runService(config, parts);
+  if (firstKey) printFirstKey(config, firstKey);
+  // Printed whatever the log level.
   if (service.worker) console.log(`platform-core delivery worker ${service.worker.id} running`);
   if (service.metricsAddress) console.log(`platform-core metrics on ${service.metricsAddress}/metrics`);
   if (address) {
@@ -80,6 +107,10 @@ async function runService(config: Config, parts: { api: boolean; worker: boolean
     console.log(`platform-core listening on ${address}`);
   }
 }
+
+/** migrate, the first start's project and key, the API and the worker: what `dev` runs, quietly. */
+export const runForDevelopment = (config: Config, log: Logger) =>
+  runService(config, { api: true, worker: true, migrate: true }, log);
 
 function printFirstKey(config: Config, key: string) {
   const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
