@@ -237,7 +237,7 @@ describe('the portal', () => {
     await page.getByRole('heading', { level: 1, name: 'Endpoints' }).waitFor();
     /** Tab until the focused element is the one named (its id, or its text). */
     const tabTo = async (name: string) => {
-      for (let i = 0; i < 40; i++) {
+      for (let i = 0; i < 100; i++) {
         await page.keyboard.press('Tab');
         const focused = await page.evaluate(
           '[document.activeElement?.id, document.activeElement?.textContent?.trim()]',
@@ -263,7 +263,11 @@ describe('the portal', () => {
     await tabTo('← All endpoints');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'Endpoints' }).waitFor();
-    await tabTo('Delete');
+    // Deleting is on the endpoint's own screen, behind a confirmation (not a button on every row).
+    await tabTo(receiver.url);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: receiver.url }).waitFor();
+    await tabTo('Delete…');
     await page.keyboard.press('Enter');
     const dialog = page.getByRole('dialog', { name: 'Delete' });
     await dialog.waitFor();
@@ -275,8 +279,8 @@ describe('the portal', () => {
       'focus is in the dialog',
     );
     await page.keyboard.press('Escape'); // cancelled: nothing deleted
-    await page.getByRole('link', { name: receiver.url }).waitFor();
-    await tabTo('Delete');
+    await page.getByRole('heading', { level: 1, name: receiver.url }).waitFor();
+    await tabTo('Delete…');
     await page.keyboard.press('Enter');
     await dialog.waitFor();
     for (let i = 0; i < 5 && (await page.evaluate('document.activeElement?.className')) !== 'danger'; i++)

@@ -17,7 +17,14 @@ const TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
   '.woff2': 'font/woff2',
 };
-const PAGES = ['/portal', '/portal/', '/portal/endpoints/:id', '/portal/events/:id', '/portal/usage'];
+const PAGES = [
+  '/portal',
+  '/portal/',
+  '/portal/endpoints/:id',
+  '/portal/events/:id',
+  '/portal/usage',
+  '/portal/event-types',
+];
 
 const csp = (frameAncestors: string) =>
   [

@@ -7,6 +7,7 @@ import { follow, usePath } from './router.ts';
 import { EndpointScreen } from './screens/endpoint.tsx';
 import { EndpointsScreen } from './screens/endpoints.tsx';
 import { EventScreen } from './screens/event.tsx';
+import { EventTypesScreen } from './screens/event-types.tsx';
 import { UsageScreen } from './screens/usage.tsx';
 import { applyTheme } from './theme.ts';
 
@@ -30,12 +31,15 @@ export function App({ session, onExpired }: { session: Session; onExpired: () =>
   const endpoint = /^\/portal\/endpoints\/([0-9a-f-]{36})$/.exec(path)?.[1];
   const event = /^\/portal\/events\/([0-9a-f-]{36})$/.exec(path)?.[1];
   const usage = path === '/portal/usage';
+  const types = path === '/portal/event-types';
   const screen = endpoint ? (
     <EndpointScreen id={endpoint} />
   ) : event ? (
     <EventScreen id={event} />
   ) : usage ? (
     <UsageScreen />
+  ) : types ? (
+    <EventTypesScreen />
   ) : (
     <EndpointsScreen />
   );
@@ -49,8 +53,19 @@ export function App({ session, onExpired }: { session: Session; onExpired: () =>
           {project.name}
         </span>
         <nav aria-label={t('app.title')}>
-          <a href="/portal/" aria-current={usage ? undefined : 'page'} onClick={(e) => follow(e, '/portal/')}>
+          <a
+            href="/portal/"
+            aria-current={usage || types ? undefined : 'page'}
+            onClick={(e) => follow(e, '/portal/')}
+          >
             {t('nav.endpoints')}
+          </a>
+          <a
+            href="/portal/event-types"
+            aria-current={types ? 'page' : undefined}
+            onClick={(e) => follow(e, '/portal/event-types')}
+          >
+            {t('nav.types')}
           </a>
           {session.scopes.includes('usage:read') && (
             <a

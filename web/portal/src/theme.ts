@@ -38,6 +38,30 @@ export function readableTheme(theme: Theme): Theme & { onPrimary: string } {
   return { primary, accent, background: pair.background, text: pair.text, onPrimary: labelOn(primary) };
 }
 
+/** The tones of state badges: each a dark and a light shade, the one that stands out on the background. */
+const TONES = {
+  ok: ['#15803D', '#4ADE80'],
+  warn: ['#B45309', '#FBBF24'],
+  bad: ['#B91C1C', '#F87171'],
+  muted: ['#4B5563', '#9CA3AF'],
+} as const;
+export type Tone = keyof typeof TONES;
+
+/**
+ * Each badge's fill and label on this background: the shade with the higher contrast against the page
+ * (a badge is a component, so 3:1 at least, WCAG 1.4.11; both shades are tried), its label white or
+ * near-black, whichever reads better (4.5:1 for its text).
+ */
+export function badgeColours(background: string): Record<Tone, { fill: string; label: string }> {
+  const labelOn = (colour: string) =>
+    contrast('#FFFFFF', colour) >= contrast(DARK, colour) ? '#FFFFFF' : DARK;
+  const entries = Object.entries(TONES).map(([tone, shades]) => {
+    const fill = [...shades].sort((a, b) => contrast(b, background) - contrast(a, background))[0] as string;
+    return [tone, { fill, label: labelOn(fill) }];
+  });
+  return Object.fromEntries(entries) as Record<Tone, { fill: string; label: string }>;
+}
+
 /** Sets the theme on the document (through the CSSOM, which the CSP allows; no inline style). */
 export function applyTheme(theme: Theme) {
   const colours = readableTheme(theme);
@@ -47,4 +71,8 @@ export function applyTheme(theme: Theme) {
   root.setProperty('--accent', colours.accent);
   root.setProperty('--background', colours.background);
   root.setProperty('--text', colours.text);
+  for (const [tone, { fill, label }] of Object.entries(badgeColours(colours.background))) {
+    root.setProperty(tone === 'muted' ? '--muted-tone' : `--${tone}`, fill);
+    root.setProperty(`--on-${tone}`, label);
+  }
 }

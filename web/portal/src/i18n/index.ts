@@ -3,6 +3,9 @@
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import { en, type MessageKey, type Messages } from './en.ts';
+
+export type { MessageKey };
+
 import { fr } from './fr.ts';
 
 const CATALOGUES: Record<string, Messages> = { en, fr };

@@ -1,10 +1,45 @@
-// What the screens share: an endpoint's state in words, a failure shown with its request id, and the head
-// of a table of deliveries.
-import { ApiError, type Endpoint } from '../api.ts';
-import { useLocale } from '../i18n/index.ts';
+// What the screens share: a state as a badge (colour and words), a failure shown with its request id, the
+// head of a table of deliveries, and a one-time idempotency key per intended action.
+import type { ComponentChildren } from 'preact';
+import { useRef } from 'preact/hooks';
+import { ApiError, type Endpoint, newKey } from '../api.ts';
+import { type MessageKey, useLocale } from '../i18n/index.ts';
+import type { Tone } from '../theme.ts';
 
-export const stateOf = (endpoint: Endpoint) =>
+export const stateOf = (endpoint: Pick<Endpoint, 'active' | 'paused'>): MessageKey =>
   !endpoint.active ? 'endpoints.disabled' : endpoint.paused ? 'endpoints.paused' : 'endpoints.active';
+
+const ENDPOINT_TONES: Record<string, Tone> = {
+  'endpoints.active': 'ok',
+  'endpoints.paused': 'warn',
+  'endpoints.disabled': 'bad',
+};
+const DELIVERY_TONES: Record<string, Tone> = {
+  delivered: 'ok',
+  pending: 'warn',
+  dead: 'bad',
+  cancelled: 'muted',
+};
+
+/** A state in colour and in words (the words carry it alone for those who do not see the colour). */
+export function Badge({ tone, children }: { tone: Tone; children: ComponentChildren }) {
+  return (
+    <span class="badge" data-tone={tone}>
+      {children}
+    </span>
+  );
+}
+
+export function EndpointBadge({ endpoint }: { endpoint: Pick<Endpoint, 'active' | 'paused'> }) {
+  const { t } = useLocale();
+  const state = stateOf(endpoint);
+  return <Badge tone={ENDPOINT_TONES[state] ?? 'muted'}>{t(state)}</Badge>;
+}
+
+export function DeliveryBadge({ state }: { state: string }) {
+  const { t } = useLocale();
+  return <Badge tone={DELIVERY_TONES[state] ?? 'muted'}>{t(`state.${state}` as MessageKey)}</Badge>;
+}
 
 export function Failure({ error }: { error: unknown }) {
   const { t } = useLocale();
@@ -32,4 +67,25 @@ export function DeliveriesHead({ first }: { first: string }) {
       </tr>
     </thead>
   );
+}
+
+/**
+ * Idempotency keys of intended actions, one per action name, kept until the action is answered: a retry
+ * after a lost answer repeats the same action rather than making a second one. A refusal is an answer (and
+ * recorded under the key), so the next click is a new attempt; no answer, a 5xx, a 409 (still running) or
+ * a 429 keep the key.
+ */
+export function useActionKeys() {
+  const keys = useRef(new Map<string, string>());
+  return {
+    of(action: string): string {
+      const key = keys.current.get(action) ?? newKey();
+      keys.current.set(action, key);
+      return key;
+    },
+    settle(action: string, error?: unknown) {
+      if (!error || (error instanceof ApiError && error.status < 500 && ![409, 429].includes(error.status)))
+        keys.current.delete(action);
+    },
+  };
 }

@@ -1,12 +1,14 @@
-// The endpoints of the project: each with its state, and the forms to add one and delete one.
+// The endpoints of the project: each with its state as a badge, its success rate and what waits for it,
+// and the form to add one (types picked from the catalogue). Deleting is on the endpoint's own screen,
+// behind a confirmation.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, call, type Endpoint, newKey, type Schemas } from '../api.ts';
-
-type Listed = Schemas['WebhookEndpointList']['data'][number];
-
+import { ApiError, call, newKey, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { follow, navigate } from '../router.ts';
-import { Failure, stateOf } from './common.tsx';
+import { EndpointBadge, Failure } from './common.tsx';
+import { TypePicker } from './type-picker.tsx';
+
+type Listed = Schemas['WebhookEndpointList']['data'][number];
 
 /** Secrets just shown by the API, for the endpoint's screen to show once. */
 export const freshSecrets = new Map<string, string>();
@@ -15,14 +17,16 @@ export function EndpointsScreen() {
   const { t, number, percent } = useLocale();
   const [endpoints, setEndpoints] = useState<Listed[]>();
   const [failure, setFailure] = useState<unknown>();
-  const [deleting, setDeleting] = useState<Endpoint>();
-  const load = () =>
-    call<Schemas['WebhookEndpointList']>('GET', '/core/v1/webhook-endpoints').then(
-      (r) => setEndpoints(r.data),
-      setFailure,
-    );
-  useEffect(() => void load(), []);
-
+  useEffect(
+    () =>
+      void call<Schemas['WebhookEndpointList']>('GET', '/core/v1/webhook-endpoints').then(
+        (r) => setEndpoints(r.data),
+        setFailure,
+      ),
+    [],
+  );
+  const rate = (endpoint: Listed) =>
+    endpoint.last24h.attempts === 0 ? '—' : percent(endpoint.last24h.succeeded / endpoint.last24h.attempts);
   return (
     <>
       <h1 tabIndex={-1}>{t('endpoints.title')}</h1>
@@ -40,14 +44,11 @@ export function EndpointsScreen() {
               <th scope="col">{t('endpoints.types')}</th>
               <th scope="col">{t('endpoints.success')}</th>
               <th scope="col">{t('endpoints.waiting')}</th>
-              <th scope="col">
-                <span class="visually-hidden">{t('endpoints.delete')}</span>
-              </th>
             </tr>
           </thead>
           <tbody>
             {endpoints.map((endpoint) => (
-              <tr key={endpoint.id}>
+              <tr key={endpoint.id} data-failing={!endpoint.active || undefined}>
                 <td>
                   <a
                     href={`/portal/endpoints/${endpoint.id}`}
@@ -56,79 +57,33 @@ export function EndpointsScreen() {
                     {endpoint.url}
                   </a>
                 </td>
-                <td>{t(stateOf(endpoint))}</td>
+                <td>
+                  <EndpointBadge endpoint={endpoint} />
+                </td>
                 <td>{endpoint.eventTypes.join(', ')}</td>
-                <td>
-                  {endpoint.last24h.attempts === 0
-                    ? '—'
-                    : percent(endpoint.last24h.succeeded / endpoint.last24h.attempts)}
-                </td>
+                <td>{rate(endpoint)}</td>
                 <td>{number(endpoint.waiting)}</td>
-                <td>
-                  <button
-                    type="button"
-                    class="secondary"
-                    aria-label={`${t('endpoints.delete')} ${endpoint.url}`}
-                    onClick={() => setDeleting(endpoint)}
-                  >
-                    {t('endpoints.delete')}
-                  </button>
-                </td>
               </tr>
             ))}
           </tbody>
         </table>
-      )}
-      {deleting && (
-        <ConfirmDelete
-          endpoint={deleting}
-          onClose={(deleted) => {
-            setDeleting(undefined);
-            if (deleted) void load();
-          }}
-        />
       )}
       <CreateEndpoint />
     </>
   );
 }
 
-function ConfirmDelete({ endpoint, onClose }: { endpoint: Endpoint; onClose: (deleted: boolean) => void }) {
-  const { t } = useLocale();
-  const dialog = useRef<HTMLDialogElement>(null);
-  const [failure, setFailure] = useState<unknown>();
-  const [key] = useState(() => newKey());
-  const cancel = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    dialog.current?.showModal();
-    cancel.current?.focus(); // focus starts on the choice that changes nothing
-  }, []);
-  const remove = () =>
-    call('DELETE', `/core/v1/webhook-endpoints/${endpoint.id}`, { idempotencyKey: key }).then(
-      () => onClose(true),
-      setFailure,
-    );
-  return (
-    <dialog ref={dialog} aria-labelledby="delete-title" onClose={() => onClose(false)}>
-      <h2 id="delete-title">{t('endpoints.delete')}</h2>
-      <p>{t('endpoints.deleteConfirm', { url: endpoint.url })}</p>
-      <Failure error={failure} />
-      <div class="actions">
-        <button type="button" class="danger" onClick={remove}>
-          {t('endpoints.delete')}
-        </button>
-        <button ref={cancel} type="button" class="secondary" onClick={() => onClose(false)}>
-          {t('endpoints.cancel')}
-        </button>
-      </div>
-    </dialog>
-  );
-}
+/** Which member of the body a 400 names, by JSON pointer. */
+export const fieldError = (failure: unknown, pointer: string) =>
+  failure instanceof ApiError
+    ? failure.problem.errors?.find((e) => e.pointer?.startsWith(pointer))?.detail
+    : undefined;
 
 function CreateEndpoint() {
   const { t } = useLocale();
   const [pending, setPending] = useState(false);
   const [failure, setFailure] = useState<unknown>();
+  const [types, setTypes] = useState<string[]>(['*']);
   // One key per intended creation: a second click, or the same form sent again after a lost answer,
   // replays the first; an answer that refuses the values makes the next submission a new one.
   const key = useRef(newKey());
@@ -136,15 +91,11 @@ function CreateEndpoint() {
     event.preventDefault();
     if (pending) return;
     const form = new FormData(event.currentTarget as HTMLFormElement);
-    const eventTypes = String(form.get('eventTypes') ?? '')
-      .split(',')
-      .map((type) => type.trim())
-      .filter(Boolean);
     setPending(true);
     setFailure(undefined);
     try {
       const created = await call<Schemas['WebhookEndpointCreated']>('POST', '/core/v1/webhook-endpoints', {
-        body: { url: String(form.get('url') ?? ''), eventTypes },
+        body: { url: String(form.get('url') ?? ''), eventTypes: types },
         idempotencyKey: key.current,
       });
       freshSecrets.set(created.id, created.secret);
@@ -157,12 +108,8 @@ function CreateEndpoint() {
       setPending(false);
     }
   };
-  const fieldError = (pointer: string) =>
-    failure instanceof ApiError
-      ? failure.problem.errors?.find((e) => e.pointer?.startsWith(pointer))?.detail
-      : undefined;
-  const urlError = fieldError('/url');
-  const typesError = fieldError('/eventTypes');
+  const urlError = fieldError(failure, '/url');
+  const typesError = fieldError(failure, '/eventTypes');
   return (
     <section aria-labelledby="create-title">
       <h2 id="create-title">{t('create.title')}</h2>
@@ -184,17 +131,7 @@ function CreateEndpoint() {
             {urlError}
           </p>
         )}
-        <label for="eventTypes">{t('create.types')}</label>
-        <input
-          id="eventTypes"
-          name="eventTypes"
-          defaultValue="*"
-          aria-invalid={typesError ? 'true' : undefined}
-          aria-describedby={typesError ? 'types-hint types-error' : 'types-hint'}
-        />
-        <p id="types-hint" class="hint">
-          {t('create.typesHint')}
-        </p>
+        <TypePicker value={types} onChange={setTypes} describedBy={typesError ? 'types-error' : undefined} />
         {typesError && (
           <p id="types-error" class="field-error">
             {typesError}

@@ -1,0 +1,137 @@
+// An endpoint's settings (its URL, the types it takes, its rate) saved as one merge patch, and deleting
+// it behind a confirmation whose focus starts on the choice that changes nothing.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { call, type Endpoint } from '../api.ts';
+import { useLocale } from '../i18n/index.ts';
+import { navigate } from '../router.ts';
+import { Failure, useActionKeys } from './common.tsx';
+import { fieldError } from './endpoints.tsx';
+import { TypePicker } from './type-picker.tsx';
+
+export function EndpointSettings({
+  endpoint,
+  onSaved,
+}: {
+  endpoint: Endpoint;
+  onSaved: (e: Endpoint) => void;
+}) {
+  const { t } = useLocale();
+  const [failure, setFailure] = useState<unknown>();
+  const [saved, setSaved] = useState(false);
+  const [types, setTypes] = useState(endpoint.eventTypes);
+  const keys = useActionKeys();
+  const submit = async (event: SubmitEvent) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    const rate = String(form.get('rate') ?? '').trim();
+    const body = {
+      url: String(form.get('url') ?? '').trim(),
+      eventTypes: types,
+      rateLimitPerSecond: rate === '' ? null : Number(rate),
+    };
+    setSaved(false);
+    setFailure(undefined);
+    const idempotencyKey = keys.of(JSON.stringify(body));
+    try {
+      onSaved(
+        await call<Endpoint>('PATCH', `/core/v1/webhook-endpoints/${endpoint.id}`, { body, idempotencyKey }),
+      );
+      keys.settle(JSON.stringify(body));
+      setSaved(true);
+    } catch (error) {
+      keys.settle(JSON.stringify(body), error);
+      setFailure(error);
+    }
+  };
+  const urlError = fieldError(failure, '/url');
+  const rateError = fieldError(failure, '/rateLimitPerSecond');
+  return (
+    <section aria-labelledby="settings-title">
+      <h2 id="settings-title">{t('settings.title')}</h2>
+      <form onSubmit={submit} noValidate>
+        <label for="endpoint-url">{t('create.url')}</label>
+        <input
+          id="endpoint-url"
+          name="url"
+          type="url"
+          defaultValue={endpoint.url}
+          aria-invalid={urlError ? 'true' : undefined}
+          aria-describedby={urlError ? 'endpoint-url-error' : undefined}
+        />
+        {urlError && (
+          <p id="endpoint-url-error" class="field-error">
+            {urlError}
+          </p>
+        )}
+        <TypePicker value={types} onChange={setTypes} />
+        <label for="rate">{t('endpoint.rate')}</label>
+        <input
+          id="rate"
+          name="rate"
+          inputMode="numeric"
+          placeholder={t('endpoint.rateNone')}
+          defaultValue={endpoint.rateLimitPerSecond?.toString() ?? ''}
+          aria-invalid={rateError ? 'true' : undefined}
+        />
+        {rateError && <p class="field-error">{rateError}</p>}
+        {!urlError && !rateError && <Failure error={failure} />}
+        <div class="actions">
+          <button type="submit" class="secondary">
+            {t('settings.save')}
+          </button>
+          {saved && <span role="status">{t('endpoint.saved')}</span>}
+        </div>
+      </form>
+    </section>
+  );
+}
+
+export function DeleteEndpoint({ endpoint }: { endpoint: Endpoint }) {
+  const { t } = useLocale();
+  const [open, setOpen] = useState(false);
+  return (
+    <section aria-labelledby="danger-title" class="danger-zone">
+      <h2 id="danger-title">{t('endpoints.delete')}</h2>
+      <p>{t('endpoints.deleteConfirm', { url: endpoint.url })}</p>
+      <button type="button" class="danger" onClick={() => setOpen(true)}>
+        {t('endpoints.delete')}…
+      </button>
+      {open && <ConfirmDelete endpoint={endpoint} onClose={() => setOpen(false)} />}
+    </section>
+  );
+}
+
+function ConfirmDelete({ endpoint, onClose }: { endpoint: Endpoint; onClose: () => void }) {
+  const { t } = useLocale();
+  const dialog = useRef<HTMLDialogElement>(null);
+  const cancel = useRef<HTMLButtonElement>(null);
+  const [failure, setFailure] = useState<unknown>();
+  const keys = useActionKeys();
+  useEffect(() => {
+    dialog.current?.showModal();
+    cancel.current?.focus();
+  }, []);
+  const remove = () =>
+    call('DELETE', `/core/v1/webhook-endpoints/${endpoint.id}`, { idempotencyKey: keys.of('delete') }).then(
+      () => navigate('/portal/'),
+      (error) => {
+        keys.settle('delete', error);
+        setFailure(error);
+      },
+    );
+  return (
+    <dialog ref={dialog} aria-labelledby="delete-title" onClose={onClose}>
+      <h2 id="delete-title">{t('endpoints.delete')}</h2>
+      <p>{t('endpoints.deleteConfirm', { url: endpoint.url })}</p>
+      <Failure error={failure} />
+      <div class="actions">
+        <button type="button" class="danger" onClick={remove}>
+          {t('endpoints.delete')}
+        </button>
+        <button ref={cancel} type="button" class="secondary" onClick={onClose}>
+          {t('endpoints.cancel')}
+        </button>
+      </div>
+    </dialog>
+  );
+}

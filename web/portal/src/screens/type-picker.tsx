@@ -1,0 +1,75 @@
+// Picking the event types an endpoint takes: the catalogue's types as checkboxes (the project's and the
+// platform's, each with its description), and a field for anything else (a prefix pattern such as pay.*,
+// or a type not declared yet). "All types" is the pattern *.
+import { useEffect, useState } from 'preact/hooks';
+import { call, type Schemas } from '../api.ts';
+import { useLocale } from '../i18n/index.ts';
+
+type EventType = Schemas['EventType'];
+
+let catalogue: Promise<EventType[]> | undefined;
+/** The project's catalogue, read once per page (a type declared meanwhile shows after a reload). */
+export const eventTypes = () => {
+  catalogue ??= call<Schemas['EventTypeList']>('GET', '/core/v1/event-types').then(
+    (list) => list.data,
+    (error) => {
+      catalogue = undefined;
+      throw error;
+    },
+  );
+  return catalogue;
+};
+
+export function TypePicker({
+  value,
+  onChange,
+  describedBy,
+}: {
+  value: string[];
+  onChange: (types: string[]) => void;
+  describedBy?: string;
+}) {
+  const { t } = useLocale();
+  const [types, setTypes] = useState<EventType[]>([]);
+  useEffect(() => void eventTypes().then(setTypes, () => setTypes([])), []);
+  const listed = new Set(types.map((type) => type.name));
+  const all = value.includes('*');
+  const others = value.filter((type) => type !== '*' && !listed.has(type));
+  const toggle = (name: string, on: boolean) =>
+    onChange(on ? [...value.filter((type) => type !== name), name] : value.filter((type) => type !== name));
+  return (
+    <fieldset class="types" aria-describedby={describedBy}>
+      <legend>{t('create.types')}</legend>
+      <label class="check">
+        <input type="checkbox" checked={all} onChange={(e) => toggle('*', e.currentTarget.checked)} />
+        {t('types.all')}
+      </label>
+      {types.map((type) => (
+        <label class="check" key={type.name}>
+          <input
+            type="checkbox"
+            name="type"
+            value={type.name}
+            disabled={all && !type.name.startsWith('core.')}
+            checked={value.includes(type.name)}
+            onChange={(e) => toggle(type.name, e.currentTarget.checked)}
+          />
+          <code>{type.name}</code> <span class="hint">{type.description}</span>
+        </label>
+      ))}
+      <label for="other-types">{t('types.other')}</label>
+      <input
+        id="other-types"
+        value={others.join(', ')}
+        placeholder="pay.*"
+        onChange={(e) => {
+          const typed = e.currentTarget.value
+            .split(',')
+            .map((type) => type.trim())
+            .filter(Boolean);
+          onChange([...value.filter((type) => type === '*' || listed.has(type)), ...typed]);
+        }}
+      />
+    </fieldset>
+  );
+}
