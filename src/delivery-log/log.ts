@@ -53,6 +53,22 @@ const ATTEMPTS = `coalesce((
       from delivery_attempts a
      where a.project_id = d.project_id and a.delivery_id = d.id and a.event_created_at = d.event_created_at), '[]') as attempts`;
 
+/** An event of the project's log, with its deliveries counted by state. */
+export interface EventSummary {
+  id: string;
+  type: string;
+  createdAt: string;
+  redacted: boolean;
+  deliveries: { total: number; pending: number; delivered: number; dead: number; cancelled: number };
+}
+
+export interface EventFilter {
+  type?: string;
+  state?: string;
+  since?: string;
+  until?: string;
+}
+
 export const deliveryLog = (db: Db, retentionDays: number) => ({
   /** The deliveries of an event (its time picks its day's partition). */
   async ofEvent(projectId: string, eventId: string, eventCreatedAt: Date) {
@@ -109,6 +125,53 @@ export const deliveryLog = (db: Db, retentionDays: number) => ({
         retentionDays,
         only.state ?? null,
         only.eventType ?? null,
+      ],
+    );
+    return pageFrom(rows, limit, (row) => ({ at: row.createdAt, id: row.id }));
+  },
+
+  /**
+   * A page of the project's events, newest first (an id carries its event's time, so id order is time
+   * order: the primary key's index of each day, merged), each with its deliveries counted by state.
+   */
+  async ofProject(projectId: string, { limit, after }: Page, only: EventFilter = {}) {
+    const { rows } = await db.query<EventSummary>(
+      `with page as materialized (
+         select e.project_id, e.id, e.type, e.created_at, e.redacted_at from events e
+          where e.project_id = $1
+            and e.created_at >= greatest(${projectHorizon('$1', '$2')}, coalesce($3::timestamptz, '-infinity'))
+            and ($4::timestamptz is null or e.created_at < $4)
+            and ($5::timestamptz is null or (e.created_at <= $5 and e.id < $6::uuid))
+            and ($7::text is null or e.type = $7)
+            and ($8::text is null or exists (
+                  select from deliveries d
+                   where d.project_id = e.project_id and d.event_id = e.id
+                     and d.event_created_at = e.created_at and d.state = $8))
+          order by e.id desc
+          limit $9
+       )
+       select e.id, e.type, e.redacted_at is not null as redacted,
+              to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt",
+              json_build_object('total', count(d.id),
+                'pending', count(d.id) filter (where d.state = 'pending'),
+                'delivered', count(d.id) filter (where d.state = 'delivered'),
+                'dead', count(d.id) filter (where d.state = 'dead'),
+                'cancelled', count(d.id) filter (where d.state = 'cancelled')) as deliveries
+         from page e
+         left join deliveries d
+           on d.project_id = e.project_id and d.event_id = e.id and d.event_created_at = e.created_at
+        group by e.id, e.type, e.created_at, e.redacted_at
+        order by e.id desc`,
+      [
+        projectId,
+        retentionDays,
+        only.since ?? null,
+        only.until ?? null,
+        after?.at ?? null,
+        after?.id ?? null,
+        only.type ?? null,
+        only.state ?? null,
+        limit + 1,
       ],
     );
     return pageFrom(rows, limit, (row) => ({ at: row.createdAt, id: row.id }));

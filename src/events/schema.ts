@@ -150,3 +150,45 @@ export const EndpointDeliveriesSchema = Type.Object(
   },
   { $id: 'EndpointDeliveries' },
 );
+
+/** The project's events, newest first: of one type, with a delivery in one state, within a time window. */
+export const EventsQuerySchema = Type.Object(
+  {
+    ...pageFields,
+    type: Type.Optional(EventTypeSchema),
+    state: Type.Optional(
+      Type.Union(
+        DELIVERY_STATES.map((state) => Type.Literal(state)),
+        { description: 'events with at least one delivery in this state' },
+      ),
+    ),
+    since: Type.Optional(Type.String({ format: 'date-time', description: 'from this time (inclusive)' })),
+    until: Type.Optional(Type.String({ format: 'date-time', description: 'to this time (exclusive)' })),
+  },
+  { additionalProperties: false },
+);
+
+export const EventPageSchema = Type.Object(
+  {
+    data: Type.Array(
+      Type.Object({
+        id: Type.String({ format: 'uuid' }),
+        type: Type.String(),
+        createdAt: Type.String({ format: 'date-time' }),
+        redacted: Type.Boolean(),
+        deliveries: Type.Object(
+          {
+            total: Type.Integer({ minimum: 0 }),
+            pending: Type.Integer({ minimum: 0 }),
+            delivered: Type.Integer({ minimum: 0 }),
+            dead: Type.Integer({ minimum: 0 }),
+            cancelled: Type.Integer({ minimum: 0 }),
+          },
+          { description: 'its deliveries (to every endpoint, replays and tests included) by state' },
+        ),
+      }),
+    ),
+    nextCursor: Nullable(Type.String()),
+  },
+  { $id: 'EventPage' },
+);

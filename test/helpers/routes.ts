@@ -64,6 +64,7 @@ export const ROUTES: Route[] = [
     scope: 'events:write',
     body: { type: 'pay.payment.succeeded', data: { amount: 1 } },
   },
+  { method: 'GET', path: '/core/v1/events', scope: 'webhooks:read' },
   { method: 'GET', path: '/core/v1/events/{event}', scope: 'webhooks:read' },
   { method: 'POST', path: '/core/v1/events/{event}/replay', scope: 'webhooks:write' },
   { method: 'GET', path: '/core/v1/event-types', scope: 'webhooks:read' },

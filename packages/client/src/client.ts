@@ -35,6 +35,12 @@ export class PlatformClient {
   readonly events = {
     publish: (body: Body<'/core/v1/events', 'post'>, o?: CallOptions) =>
       this.#t.call('post', '/core/v1/events', { body }, o),
+    /** One page of the project's events, newest first, each with its deliveries counted by state. */
+    list: (query: Query<'/core/v1/events', 'get'> = {}, o?: CallOptions) =>
+      this.#t.call('get', '/core/v1/events', { query }, o),
+    /** Every event of the project that the query keeps, newest first (`for await … of`). */
+    iterate: (query: Omit<Query<'/core/v1/events', 'get'>, 'cursor'> = {}, o?: CallOptions) =>
+      paginate((cursor) => this.events.list({ ...query, cursor }, o)),
     get: (id: string, o?: CallOptions) => this.#t.call('get', '/core/v1/events/{id}', { params: { id } }, o),
     replay: (id: string, o?: CallOptions) =>
       this.#t.call('post', '/core/v1/events/{id}/replay', { params: { id } }, o),
@@ -84,7 +90,7 @@ export class PlatformClient {
   };
 
   readonly deliveries = {
-    /** A new attempt of a dead or cancelled delivery. */
+    /** A dead delivery tried once more, or a waiting one tried now. */
     retry: (id: string, o?: CallOptions) =>
       this.#t.call('post', '/core/v1/deliveries/{id}/retry', { params: { id } }, o),
   };

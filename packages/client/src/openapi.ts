@@ -241,7 +241,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The project’s events, newest first, each with its deliveries counted by state
+         * @description type keeps the events of that type; state, those with a delivery in that state; since and until, a window of their time.
+         */
+        get: operations["listEvents"];
         put?: never;
         /** Publish an event of the project to its subscribed endpoints */
         post: operations["publishEvent"];
@@ -1327,6 +1331,25 @@ export interface components {
                 /** Format: date-time */
                 createdAt: string;
             }[];
+        };
+        EventPage: {
+            data: {
+                /** Format: uuid */
+                id: string;
+                type: string;
+                /** Format: date-time */
+                createdAt: string;
+                redacted: boolean;
+                /** @description its deliveries (to every endpoint, replays and tests included) by state */
+                deliveries: {
+                    total: number;
+                    pending: number;
+                    delivered: number;
+                    dead: number;
+                    cancelled: number;
+                };
+            }[];
+            nextCursor: string | null;
         };
         EventType: {
             name: string;
@@ -3281,6 +3304,91 @@ export interface operations {
             };
             /** @description a problem (RFC 9457): see its code */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description rows per page, default 20 */
+                limit?: number;
+                cursor?: string;
+                type?: string;
+                /** @description events with at least one delivery in this state */
+                state?: "pending" | "delivered" | "dead" | "cancelled";
+                /** @description from this time (inclusive) */
+                since?: string;
+                /** @description to this time (exclusive) */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,19 +1,28 @@
 // Events: publishing (for products that run as separate services), reading one with its deliveries,
 // replaying it, and the test event of one endpoint.
 import {
+  EventPageSchema,
   EventPublishedSchema,
   EventSchema,
+  EventsQuerySchema,
   PublishEventBodySchema,
   WebhookReplayResultSchema,
   WebhookTestSentSchema,
 } from '../../events/schema.ts';
 import { MAX_EVENT_DATA_BYTES } from '../../events/service.ts';
 import { memberText } from '../../json-text.ts';
+import { pageOf } from '../../pagination.ts';
 import { errorResponses } from '../problems.ts';
 import { IdempotencyHeaders, IdParamsSchema, projectIdOf, ref, routes } from './common.ts';
 
 const tags = ['events'];
-const SCHEMAS = [EventPublishedSchema, WebhookReplayResultSchema, WebhookTestSentSchema, EventSchema];
+const SCHEMAS = [
+  EventPublishedSchema,
+  WebhookReplayResultSchema,
+  WebhookTestSentSchema,
+  EventSchema,
+  EventPageSchema,
+];
 
 export const eventRoutes = routes(SCHEMAS, (app) => {
   app.post(
@@ -35,6 +44,26 @@ export const eventRoutes = routes(SCHEMAS, (app) => {
       // The data as the publisher wrote it, cut from the body's text (the schema required it).
       const data = memberText(request.bodyText, 'data') as string;
       return request.services.events.publish(projectIdOf(request), { ...request.body, data });
+    },
+  );
+
+  app.get(
+    '/core/v1/events',
+    {
+      config: { access: 'webhooks:read' },
+      schema: {
+        operationId: 'listEvents',
+        summary: 'The project’s events, newest first, each with its deliveries counted by state',
+        description:
+          'type keeps the events of that type; state, those with a delivery in that state; since and until, a window of their time.',
+        tags,
+        querystring: EventsQuerySchema,
+        response: { 200: ref('EventPage'), ...errorResponses(400, 403) },
+      },
+    },
+    async (request) => {
+      const { limit: _limit, cursor: _cursor, ...only } = request.query;
+      return request.services.deliveryLog.ofProject(projectIdOf(request), pageOf(request.query), only);
     },
   );
 

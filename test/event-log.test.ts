@@ -1,0 +1,100 @@
+// GET /core/v1/events: the project's events, newest first, each with its deliveries counted by state;
+// filtered by type, by a delivery's state, and by a window of time; paged by cursor; the project's only.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { expectProblem, startService } from './helpers/app.ts';
+import { eventually, startReceiver } from './helpers/receiver.ts';
+
+const service = await startService({
+  worker: true,
+  env: { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1', PLATFORM_WORKER_POLL_MS: '100', PLATFORM_RETRY_SCHEDULE: '0' },
+});
+const tenant = await service.tenant();
+let n = 0;
+const idem = () => ({ 'idempotency-key': `event-log-${++n}` });
+const list = (query = '') => service.request('GET', `/core/v1/events${query}`, { key: tenant.key });
+
+// Two endpoints: one that takes everything (and answers 204), one for pay.* that fails every attempt.
+const ok = await startReceiver();
+const failing = await startReceiver((_received, _index, response) => response.writeHead(500).end());
+for (const [url, eventTypes] of [
+  [ok.url, ['*']],
+  [failing.url, ['pay.*']],
+] as const) {
+  const created = await service.request('POST', '/core/v1/webhook-endpoints', {
+    key: tenant.key,
+    headers: idem(),
+    body: { url, eventTypes },
+  });
+  assert.equal(created.status, 201, created.text);
+}
+const before = new Date().toISOString();
+const published: string[] = [];
+for (const type of ['shop.order.placed', 'pay.payment.succeeded', 'shop.order.placed']) {
+  const event = await service.request('POST', '/core/v1/events', {
+    key: tenant.key,
+    headers: idem(),
+    body: { type, data: { n } },
+  });
+  published.push(event.body.eventId);
+}
+await eventually(async () => {
+  const { body } = await list('?type=pay.payment.succeeded');
+  return body.data[0]?.deliveries.dead === 1 && body.data[0].deliveries.delivered === 1;
+});
+
+describe('the project’s event log', () => {
+  test('newest first, each with its deliveries by state; the platform’s own events of the project too', async () => {
+    const { status, body } = await list();
+    assert.equal(status, 200);
+    // The dead delivery made the platform emit core.delivery.dead for the project, after the three.
+    const [dead, ...rest] = body.data;
+    assert.equal(dead.type, 'core.delivery.dead');
+    assert.deepEqual(
+      rest.map((e: { id: string }) => e.id),
+      [...published].reverse(),
+    );
+    const [last, pay] = rest;
+    assert.deepEqual(last.deliveries, { total: 1, pending: 0, delivered: 1, dead: 0, cancelled: 0 });
+    assert.deepEqual(pay.deliveries, { total: 2, pending: 0, delivered: 1, dead: 1, cancelled: 0 });
+    assert.equal(pay.type, 'pay.payment.succeeded');
+    assert.equal(pay.redacted, false);
+    assert.match(pay.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert.equal(body.nextCursor, null);
+  });
+
+  test('filtered by type, by a delivery’s state, by time; paged by cursor', async () => {
+    const types = await list('?type=shop.order.placed');
+    assert.deepEqual(
+      types.body.data.map((e: { id: string }) => e.id),
+      [published[2], published[0]],
+    );
+    const dead = await list('?state=dead');
+    assert.deepEqual(
+      dead.body.data.map((e: { id: string }) => e.id),
+      [published[1]],
+    );
+    assert.equal((await list(`?since=${encodeURIComponent(new Date().toISOString())}`)).body.data.length, 0);
+    assert.equal((await list(`?until=${encodeURIComponent(before)}`)).body.data.length, 0);
+    assert.equal((await list(`?since=${encodeURIComponent(before)}`)).body.data.length, 4);
+    const first = await list('?limit=3');
+    assert.equal(first.body.data.length, 3);
+    const second = await list(`?limit=3&cursor=${first.body.nextCursor}`);
+    assert.deepEqual(
+      [...first.body.data, ...second.body.data].slice(1).map((e: { id: string }) => e.id),
+      [...published].reverse(),
+    );
+    assert.equal(second.body.nextCursor, null);
+  });
+
+  test('bad filters are 400 naming the parameter; another project sees none of these', async () => {
+    expectProblem(await list('?state=lost'), 400, 'VALIDATION_FAILED');
+    expectProblem(await list('?since=yesterday'), 400, 'VALIDATION_FAILED');
+    expectProblem(await list('?cursor=nonsense'), 400, 'VALIDATION_FAILED');
+    expectProblem(await list('?limit=101'), 400, 'VALIDATION_FAILED');
+    const other = await service.tenant();
+    const theirs = await service.request('GET', '/core/v1/events', { key: other.key });
+    assert.equal(theirs.status, 200);
+    assert.deepEqual(theirs.body.data, []);
+  });
+});
