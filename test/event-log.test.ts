@@ -17,6 +17,7 @@ const list = (query = '') => service.request('GET', `/core/v1/events${query}`, {
 // Two endpoints: one that takes everything (and answers 204), one for pay.* that fails every attempt.
 const ok = await startReceiver();
 const failing = await startReceiver((_received, _index, response) => response.writeHead(500).end());
+const endpoints: string[] = [];
 for (const [url, eventTypes] of [
   [ok.url, ['*']],
   [failing.url, ['pay.*']],
@@ -27,6 +28,7 @@ for (const [url, eventTypes] of [
     body: { url, eventTypes },
   });
   assert.equal(created.status, 201, created.text);
+  endpoints.push(created.body.id);
 }
 const before = new Date().toISOString();
 const published: string[] = [];
@@ -85,6 +87,26 @@ describe('the project’s event log', () => {
       [...published].reverse(),
     );
     assert.equal(second.body.nextCursor, null);
+  });
+
+  test('an endpoint’s attempts by hour: 24 hours, oldest first, the current one last', async () => {
+    const now = Date.now();
+    const stats = async (id: string) => {
+      const { status, body } = await service.request('GET', `/core/v1/webhook-endpoints/${id}/stats`, {
+        key: tenant.key,
+      });
+      assert.equal(status, 200);
+      assert.equal(body.hours.length, 24);
+      const last = Date.parse(body.hours.at(-1).hour);
+      assert.ok(last <= now && now < last + 3_600_000, 'the current hour is last');
+      assert.equal(body.from, body.hours[0].hour);
+      assert.equal(Date.parse(body.to), last + 3_600_000);
+      const sum = (member: 'succeeded' | 'failed') =>
+        body.hours.reduce((total: number, hour: Record<string, number>) => total + (hour[member] ?? 0), 0);
+      return { succeeded: sum('succeeded'), failed: sum('failed') };
+    };
+    assert.deepEqual(await stats(endpoints[0] as string), { succeeded: 3, failed: 0 });
+    assert.deepEqual(await stats(endpoints[1] as string), { succeeded: 0, failed: 2 }); // two attempts
   });
 
   test('bad filters are 400 naming the parameter; another project sees none of these', async () => {

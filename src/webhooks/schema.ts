@@ -120,3 +120,19 @@ export const WebhookSecretRotatedSchema = Type.Object(
   { id: Type.String({ format: 'uuid' }), secret: Type.String() },
   { $id: 'WebhookSecretRotated' },
 );
+
+export const EndpointStatsSchema = Type.Object(
+  {
+    from: Type.String({ format: 'date-time' }),
+    to: Type.String({ format: 'date-time' }),
+    hours: Type.Array(
+      Type.Object({
+        hour: Type.String({ format: 'date-time', description: 'the hour’s start' }),
+        succeeded: Type.Integer({ minimum: 0 }),
+        failed: Type.Integer({ minimum: 0 }),
+      }),
+      { description: 'the last 24 hours, oldest first, the current hour last' },
+    ),
+  },
+  { $id: 'EndpointStats' },
+);

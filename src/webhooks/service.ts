@@ -135,6 +135,14 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
       return toRecord(row);
     },
 
+    /** Its attempts in each of the last 24 hours, succeeded and failed. */
+    async hourly(projectId: string, id: string) {
+      if (!(await store.get(projectId, id))) throw notFound('webhook endpoint');
+      const hours = await store.attemptsByHour(projectId, id);
+      const to = new Date(Date.parse(hours.at(-1)?.hour ?? '') + 3_600_000).toISOString();
+      return { from: hours[0]?.hour ?? to, to, hours };
+    },
+
     /**
      * A merge patch of url (checked like a create's, before the first statement), eventTypes, rate,
      * ordering and active. Disabling cancels what is pending; a new ordering re-lanes it; a new rate frees

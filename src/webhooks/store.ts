@@ -224,6 +224,37 @@ export const endpointStore = (db: Db) => ({
     );
   },
 
+  /**
+   * An endpoint's attempts in each of the last 24 hours (the current one last), succeeded and failed, read
+   * as attemptsOfDay reads them: from the deliveries of the window's events, its partitions only.
+   */
+  async attemptsByHour(projectId: string, id: string) {
+    const current = Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
+    const since = new Date(current - 23 * HOUR_MS);
+    const until = new Date(current + 2 * HOUR_MS); // the current hour, and an hour for clocks ahead
+    const { rows } = await db.query<{ hour: string; succeeded: number; failed: number }>({
+      name: 'endpoint-attempts-by-hour',
+      text: `with counted as (
+         select date_trunc('hour', a.started_at) as hour,
+                count(*) filter (where a.succeeded)::int as succeeded,
+                count(*) filter (where not a.succeeded)::int as failed
+           from deliveries d
+           join delivery_attempts a
+             on a.project_id = d.project_id and a.delivery_id = d.id and a.event_created_at = d.event_created_at
+          where d.project_id = $1 and d.endpoint_id = $2 and d.event_created_at >= $3 and d.event_created_at < $4
+            and a.event_created_at >= $3 and a.event_created_at < $4 and a.started_at >= $3
+          group by 1
+       )
+       select to_char(h.hour at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as hour,
+              coalesce(c.succeeded, 0) as succeeded, coalesce(c.failed, 0) as failed
+         from generate_series($3::timestamptz, $3::timestamptz + interval '23 hours', interval '1 hour') as h(hour)
+         left join counted c on c.hour = h.hour
+        order by h.hour`,
+      values: [projectId, id, since, until],
+    });
+    return rows;
+  },
+
   /** Deletes the endpoint and its secrets, and gives its slot back to the project's count. */
   async delete(projectId: string, id: string) {
     const { rows } = await db.query<{ deleted: boolean }>(

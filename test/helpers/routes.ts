@@ -58,6 +58,7 @@ export const ROUTES: Route[] = [
   { method: 'POST', path: '/core/v1/webhook-endpoints/{id}/retire-previous-secret', scope: 'webhooks:write' },
   { method: 'POST', path: '/core/v1/webhook-endpoints/{id}/test', scope: 'webhooks:write' },
   { method: 'GET', path: '/core/v1/webhook-endpoints/{id}/deliveries', scope: 'webhooks:read' },
+  { method: 'GET', path: '/core/v1/webhook-endpoints/{id}/stats', scope: 'webhooks:read' },
   {
     method: 'POST',
     path: '/core/v1/events',

@@ -149,6 +149,26 @@ export interface paths {
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
+    "/core/v1/webhook-endpoints/{id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The endpoint’s attempts in each of the last 24 hours, succeeded and failed
+         * @description Attempts of the deliveries of events published within the window (a retry of an older event is not counted), as the list’s last24h.
+         */
+        get: operations["getWebhookEndpointStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/core/v1/webhook-endpoints/{id}/pause": {
         parameters: {
             query?: never;
@@ -1266,6 +1286,22 @@ export interface components {
                     attempts: number;
                     succeeded: number;
                 };
+            }[];
+        };
+        EndpointStats: {
+            /** Format: date-time */
+            from: string;
+            /** Format: date-time */
+            to: string;
+            /** @description the last 24 hours, oldest first, the current hour last */
+            hours: {
+                /**
+                 * Format: date-time
+                 * @description the hour’s start
+                 */
+                hour: string;
+                succeeded: number;
+                failed: number;
             }[];
         };
         WebhookSecretRotated: {
@@ -2774,6 +2810,82 @@ export interface operations {
             };
             /** @description a problem (RFC 9457): see its code */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    getWebhookEndpointStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointStats"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -78,6 +78,8 @@ export class PlatformClient {
     /** Sends again, as a job, the events whose latest delivery is in the given states (dryRun: count). */
     recover: (id: string, body: Body<`${typeof ENDPOINT}/recover`, 'post'>, o?: CallOptions) =>
       this.#t.call('post', `${ENDPOINT}/recover`, { params: { id }, body }, o),
+    /** Its attempts in each of the last 24 hours, succeeded and failed. */
+    stats: (id: string, o?: CallOptions) => this.#t.call('get', `${ENDPOINT}/stats`, { params: { id } }, o),
     /** One page of the endpoint's deliveries, newest first, with their attempts. */
     listDeliveries: (id: string, query: Query<DeliveriesPath, 'get'> = {}, o?: CallOptions) =>
       this.#t.call('get', `${ENDPOINT}/deliveries`, { params: { id }, query }, o),

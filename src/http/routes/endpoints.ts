@@ -3,6 +3,7 @@
 import {
   CreateEndpointBodySchema,
   EndpointPatchSchema,
+  EndpointStatsSchema,
   WebhookEndpointCreatedSchema,
   WebhookEndpointListSchema,
   WebhookEndpointSchema,
@@ -15,7 +16,12 @@ const write = { access: 'webhooks:write' as const };
 const read = { access: 'webhooks:read' as const };
 const byId = { headers: IdempotencyHeaders, params: IdParamsSchema, tags };
 
-const SCHEMAS = [WebhookEndpointSchema, WebhookEndpointCreatedSchema, WebhookEndpointListSchema];
+const SCHEMAS = [
+  WebhookEndpointSchema,
+  WebhookEndpointCreatedSchema,
+  WebhookEndpointListSchema,
+  EndpointStatsSchema,
+];
 
 export const endpointRoutes = routes(SCHEMAS, (app) => {
   app.post(
@@ -100,5 +106,22 @@ export const endpointRoutes = routes(SCHEMAS, (app) => {
       reply.code(204); // before the write, as for a create
       await request.services.webhookEndpoints.delete(projectIdOf(request), request.params.id);
     },
+  );
+
+  app.get(
+    '/core/v1/webhook-endpoints/:id/stats',
+    {
+      config: read,
+      schema: {
+        operationId: 'getWebhookEndpointStats',
+        summary: 'The endpoint’s attempts in each of the last 24 hours, succeeded and failed',
+        description:
+          'Attempts of the deliveries of events published within the window (a retry of an older event is not counted), as the list’s last24h.',
+        tags,
+        params: IdParamsSchema,
+        response: { 200: ref('EndpointStats'), ...errorResponses(403, 404) },
+      },
+    },
+    async (request) => request.services.webhookEndpoints.hourly(projectIdOf(request), request.params.id),
   );
 });
