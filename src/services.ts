@@ -47,6 +47,7 @@ export function servicesOf(context: Context, work: Work) {
         retentionDays: context.config.retentionDays,
         wake: context.wakeWorkers,
         forecast: context.deliveryForecast,
+        exampleOf: (projectId, type) => catalogue().exampleOf(projectId, type),
         checkData: (projectId, type, data, fresh) =>
           catalogue().check(projectId, type, data, context.declaredTypes, fresh),
         typesOf: async (capability, wanted) => {

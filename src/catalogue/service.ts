@@ -102,6 +102,12 @@ export const eventCatalogue = (db: Db, registry: CapabilityRegistry, schemas: Te
       ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     },
 
+    /** The example of a type of the catalogue (the platform's or the project's); undefined: no such type. */
+    async exampleOf(projectId: string, name: string): Promise<object | null | undefined> {
+      const platform = registry.eventTypes().find((t) => t.name === name);
+      return platform ? (platform.example ?? null) : store.example(projectId, name);
+    },
+
     async delete(projectId: string, name: string) {
       if (!(await store.delete(projectId, name))) throw notFound('event type');
     },

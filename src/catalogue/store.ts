@@ -67,6 +67,15 @@ export const eventTypeStore = (db: Db) => ({
     return rows;
   },
 
+  /** A declared type's example: undefined when the project declares no such type. */
+  async example(projectId: string, name: string): Promise<object | null | undefined> {
+    const { rows } = await db.query<{ example: object | null }>(
+      `select example from event_types where project_id = $1 and name = $2`,
+      [projectId, name],
+    );
+    return rows[0]?.example;
+  },
+
   /** Each declared type's schema (as text) and version (its last change, in µs: what a statement compares). */
   async declared(projectId: string) {
     const { rows } = await db.query<{ name: string; schema: string | null; version: number }>({

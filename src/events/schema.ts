@@ -3,6 +3,12 @@ import { EventTypeSchema } from '../catalogue/schema.ts';
 import { pageFields } from '../pagination.ts';
 import { SUBJECT_TYPES } from '../registry.ts';
 
+/** An endpoint's test: core.webhook.test without a body, an example of a type of the catalogue with one. */
+export const TestEventBodySchema = Type.Object(
+  { eventType: Type.Optional(EventTypeSchema) },
+  { additionalProperties: false, examples: [{ eventType: 'pay.payment.succeeded' }] },
+);
+
 export const PublishEventBodySchema = Type.Object(
   {
     type: EventTypeSchema,

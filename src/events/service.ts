@@ -10,6 +10,7 @@ import { write } from '../idempotency/write.ts';
 import { repeatedName } from '../json-text.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { settleLanes } from '../outbox/lanes.ts';
+import { TEST_EVENT_TYPE } from '../outbox/operational.ts';
 import type { Queued } from '../outbox/queue.ts';
 import { newId } from '../partitions/ids.ts';
 import { projectStore } from '../projects/store.ts';
@@ -63,12 +64,24 @@ export interface EventDeps {
   forecast: DeliveryForecast;
   /** the deliveries an event read shows */
   log: Pick<DeliveryLog, 'ofEvent'>;
+  /** the example of a type of the catalogue; undefined when there is no such type */
+  exampleOf: (projectId: string, type: string) => Promise<object | null | undefined>;
   /** the event types a capability declares, as they are now when one asked for is not among those last read */
   typesOf: (capability: string, wanted: string) => Promise<string[]>;
 }
 
 export const eventService = ({ db: tx, hooks }: Work, deps: EventDeps) => {
   const store = eventStore(tx);
+  /** The example a type of the catalogue gives, or a 400 naming /eventType. */
+  const exampleOf = async (projectId: string, type: string) => {
+    const example = await deps.exampleOf(projectId, type);
+    if (example) return example;
+    const detail =
+      example === undefined
+        ? `no event type ${type} in the catalogue`
+        : `${type} has no example (PUT /core/v1/event-types/${type} declares one)`;
+    throw new PlatformError('VALIDATION_FAILED', detail, { errors: [{ pointer: '/eventType', detail }] });
+  };
   /**
    * After a write that queued deliveries: the ordered lanes they joined are settled, and the workers are
    * woken once it commits.
@@ -203,20 +216,26 @@ export const eventService = ({ db: tx, hooks }: Work, deps: EventDeps) => {
     },
 
     /**
-     * A signed core.webhook.test event to this endpoint only, whatever its eventTypes: a sole write, unless
-     * the endpoint is missing (404) or ordered (its lane is settled by a second statement).
+     * A signed test event to this endpoint only, whatever its eventTypes: core.webhook.test, or an event of
+     * a type of the catalogue with its example as data. A sole write, unless the endpoint is missing (404)
+     * or ordered (its lane is settled by a second statement).
      */
-    async sendTest(projectId: string, endpointId: string) {
+    async sendTest(projectId: string, endpointId: string, eventType?: string) {
       const eventId = newId(deps.clock.now());
-      const data = {
-        message: 'A test event from platform-core: your endpoint receives and can verify webhooks.',
-        endpointId,
-      };
+      const test = eventType
+        ? { type: eventType, data: await exampleOf(projectId, eventType) }
+        : {
+            type: TEST_EVENT_TYPE,
+            data: {
+              message: 'A test event from platform-core: your endpoint receives and can verify webhooks.',
+              endpointId,
+            },
+          };
       const answer = { eventId, endpointId };
       hooks.onCommit(deps.wake);
-      const statement = store.insertTestSole(projectId, endpointId, eventId, data);
+      const statement = store.insertTestSole(projectId, endpointId, eventId, test);
       return write(hooks, { statement, answer }, async () => {
-        const queued = await store.insertTest(projectId, endpointId, eventId, data);
+        const queued = await store.insertTest(projectId, endpointId, eventId, test);
         if (queued.deliveries === 0) throw notFound('webhook endpoint');
         await settleLanes(tx, projectId, queued.lanes);
         return answer;

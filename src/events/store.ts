@@ -1,6 +1,5 @@
 import { VERSION } from '../catalogue/store.ts';
 import type { Db, SoleWrite } from '../db/database.ts';
-import { TEST_EVENT_TYPE } from '../outbox/operational.ts';
 import { enqueue, QUEUED_RESULT, type Queued, subscribed } from '../outbox/queue.ts';
 import { timeOf } from '../partitions/ids.ts';
 import { projectHorizon } from '../partitions/retention.ts';
@@ -68,12 +67,18 @@ const TEST_OUTBOX = `endpoint as (
     })}
   )`;
 
-const testValues = (projectId: string, endpointId: string, eventId: string, data: unknown) => [
+/** A test event: core.webhook.test, or an example of a type of the catalogue. */
+export interface TestEvent {
+  type: string;
+  data: unknown;
+}
+
+const testValues = (projectId: string, endpointId: string, eventId: string, test: TestEvent) => [
   projectId,
   endpointId,
   eventId,
-  JSON.stringify(data),
-  TEST_EVENT_TYPE,
+  JSON.stringify(test.data),
+  test.type,
 ];
 
 const outboxValues = (event: NewEventRow) => [
@@ -160,20 +165,20 @@ export const eventStore = (db: Db) => ({
   },
 
   /** A core.webhook.test event with one delivery to that endpoint; no delivery when the project has no such endpoint. */
-  async insertTest(projectId: string, endpointId: string, eventId: string, data: unknown): Promise<Queued> {
+  async insertTest(projectId: string, endpointId: string, eventId: string, test: TestEvent): Promise<Queued> {
     const { rows } = await db.query<Queued>(
       `with ${TEST_OUTBOX} select ${QUEUED_RESULT} from queued`,
-      testValues(projectId, endpointId, eventId, data),
+      testValues(projectId, endpointId, eventId, test),
     );
     return rows[0] as Queued;
   },
 
   /** The test event as a sole write, foreseen to find the endpoint unordered (an ordered one goes the ordinary way). */
-  insertTestSole: (projectId: string, endpointId: string, eventId: string, data: unknown): SoleWrite => ({
+  insertTestSole: (projectId: string, endpointId: string, eventId: string, test: TestEvent): SoleWrite => ({
     name: 'event-insert-test-sole',
     ctes: TEST_OUTBOX,
     check: '(select count(*) = 1 and count(lane) = 0 from queued)',
-    values: testValues(projectId, endpointId, eventId, data),
+    values: testValues(projectId, endpointId, eventId, test),
   }),
 
   /** The event, unless past its project's retention. */

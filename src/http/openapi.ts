@@ -59,7 +59,25 @@ export function openapiOptions(version: string): FastifyDynamicSwaggerOptions {
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}`,
     },
+    transformObject: (document) =>
+      optionalBodies(('openapiObject' in document ? document.openapiObject : {}) as OpenApiDocument),
   };
+}
+
+/** Operations whose body may be left out (their route reads no body as {}). */
+const OPTIONAL_BODIES = new Set(['sendTestEvent']);
+
+type OpenApiDocument = {
+  paths?: Record<string, Record<string, { operationId?: string; requestBody?: { required?: boolean } }>>;
+};
+
+/** fastify-swagger marks every body required; these are not. */
+function optionalBodies(document: OpenApiDocument) {
+  for (const item of Object.values(document.paths ?? {}))
+    for (const operation of Object.values(item))
+      if (operation.requestBody && OPTIONAL_BODIES.has(operation.operationId ?? ''))
+        operation.requestBody.required = false;
+  return document as never;
 }
 
 const SIGNED_HEADERS = [

@@ -318,7 +318,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a signed core.webhook.test event to this endpoint only */
+        /**
+         * Send a signed test event to this endpoint only: core.webhook.test, or an example of a type
+         * @description Without a body, core.webhook.test. With {"eventType"}, an event of that type of the catalogue with its example as data.
+         */
         post: operations["sendTestEvent"];
         delete?: never;
         options?: never;
@@ -3879,7 +3882,18 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "eventType": "pay.payment.succeeded"
+                 *     }
+                 */
+                "application/json": {
+                    eventType?: string;
+                };
+            };
+        };
         responses: {
             /** @description Default Response */
             200: {
@@ -3928,6 +3942,24 @@ export interface operations {
             };
             /** @description a problem (RFC 9457): see its code */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -73,8 +73,9 @@ export class PlatformClient {
       this.#t.call('post', `${ENDPOINT}/rotate-secret`, { params: { id } }, o),
     retirePreviousSecret: (id: string, o?: CallOptions) =>
       this.#t.call('post', `${ENDPOINT}/retire-previous-secret`, { params: { id } }, o),
-    sendTest: (id: string, o?: CallOptions) =>
-      this.#t.call('post', `${ENDPOINT}/test`, { params: { id } }, o),
+    /** A signed test event to this endpoint only: core.webhook.test, or `{ eventType }`'s example. */
+    sendTest: (id: string, body: Body<`${typeof ENDPOINT}/test`, 'post'> = {}, o?: CallOptions) =>
+      this.#t.call('post', `${ENDPOINT}/test`, { params: { id }, body }, o),
     /** Sends again, as a job, the events whose latest delivery is in the given states (dryRun: count). */
     recover: (id: string, body: Body<`${typeof ENDPOINT}/recover`, 'post'>, o?: CallOptions) =>
       this.#t.call('post', `${ENDPOINT}/recover`, { params: { id }, body }, o),

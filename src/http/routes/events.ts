@@ -6,6 +6,7 @@ import {
   EventSchema,
   EventsQuerySchema,
   PublishEventBodySchema,
+  TestEventBodySchema,
   WebhookReplayResultSchema,
   WebhookTestSentSchema,
 } from '../../events/schema.ts';
@@ -111,15 +112,23 @@ export const eventRoutes = routes(SCHEMAS, (app) => {
     '/core/v1/webhook-endpoints/:id/test',
     {
       config: { access: 'webhooks:write' },
+      // No body is the plain test (and what every earlier client sends): validated as {}.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
       schema: {
         operationId: 'sendTestEvent',
-        summary: 'Send a signed core.webhook.test event to this endpoint only',
+        summary: 'Send a signed test event to this endpoint only: core.webhook.test, or an example of a type',
+        description:
+          'Without a body, core.webhook.test. With {"eventType"}, an event of that type of the catalogue with its example as data.',
         tags: ['webhooks'],
         headers: IdempotencyHeaders,
         params: IdParamsSchema,
-        response: { 200: ref('WebhookTestSent'), ...errorResponses(400, 403, 404, 409, 422) },
+        body: TestEventBodySchema,
+        response: { 200: ref('WebhookTestSent'), ...errorResponses(400, 403, 404, 409, 413, 415, 422) },
       },
     },
-    async (request) => request.services.events.sendTest(projectIdOf(request), request.params.id),
+    async (request) =>
+      request.services.events.sendTest(projectIdOf(request), request.params.id, request.body.eventType),
   );
 });

@@ -24,6 +24,7 @@ const PAGES = [
   '/portal/events/:id',
   '/portal/usage',
   '/portal/event-types',
+  '/portal/events',
 ];
 
 const csp = (frameAncestors: string) =>
