@@ -8,6 +8,7 @@ import { EndpointScreen } from './screens/endpoint.tsx';
 import { EndpointsScreen } from './screens/endpoints.tsx';
 import { EventScreen } from './screens/event.tsx';
 import { EventTypesScreen } from './screens/event-types.tsx';
+import { EventsScreen } from './screens/events.tsx';
 import { UsageScreen } from './screens/usage.tsx';
 import { applyTheme } from './theme.ts';
 
@@ -32,6 +33,7 @@ export function App({ session, onExpired }: { session: Session; onExpired: () =>
   const event = /^\/portal\/events\/([0-9a-f-]{36})$/.exec(path)?.[1];
   const usage = path === '/portal/usage';
   const types = path === '/portal/event-types';
+  const events = path === '/portal/events';
   const screen = endpoint ? (
     <EndpointScreen id={endpoint} />
   ) : event ? (
@@ -40,6 +42,8 @@ export function App({ session, onExpired }: { session: Session; onExpired: () =>
     <UsageScreen />
   ) : types ? (
     <EventTypesScreen />
+  ) : events ? (
+    <EventsScreen />
   ) : (
     <EndpointsScreen />
   );
@@ -55,10 +59,17 @@ export function App({ session, onExpired }: { session: Session; onExpired: () =>
         <nav aria-label={t('app.title')}>
           <a
             href="/portal/"
-            aria-current={usage || types ? undefined : 'page'}
+            aria-current={usage || types || events ? undefined : 'page'}
             onClick={(e) => follow(e, '/portal/')}
           >
             {t('nav.endpoints')}
+          </a>
+          <a
+            href="/portal/events"
+            aria-current={events ? 'page' : undefined}
+            onClick={(e) => follow(e, '/portal/events')}
+          >
+            {t('nav.events')}
           </a>
           <a
             href="/portal/event-types"

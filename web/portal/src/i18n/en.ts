@@ -107,6 +107,22 @@ export const en = {
   'job.running': 'Running',
   'job.done': 'Done',
   'job.failed': 'Failed',
+  'nav.events': 'Events',
+  'events.title': 'Events',
+  'events.withState': 'With a delivery',
+  'events.since': 'From',
+  'events.until': 'To',
+  'events.empty': 'No event matches.',
+  'events.noDelivery': 'No delivery',
+  'stats.title': 'Attempts, last 24 hours',
+  'stats.succeeded': 'Succeeded',
+  'stats.failed': 'Failed',
+  'stats.summary': '{succeeded} succeeded, {failed} failed',
+  'stats.hour': 'Hour',
+  'example.title': 'Send an example',
+  'example.type': 'Event type',
+  'example.send': 'Send example',
+  'example.sent': 'An example of {type} was sent to this endpoint.',
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -3,8 +3,8 @@
 import type { ComponentChildren } from 'preact';
 import { useRef } from 'preact/hooks';
 import { ApiError, type Endpoint, newKey } from '../api.ts';
+import type { Tone } from '../colours.ts';
 import { type MessageKey, useLocale } from '../i18n/index.ts';
-import type { Tone } from '../theme.ts';
 
 export const stateOf = (endpoint: Pick<Endpoint, 'active' | 'paused'>): MessageKey =>
   !endpoint.active ? 'endpoints.disabled' : endpoint.paused ? 'endpoints.paused' : 'endpoints.active';
@@ -36,9 +36,13 @@ export function EndpointBadge({ endpoint }: { endpoint: Pick<Endpoint, 'active' 
   return <Badge tone={ENDPOINT_TONES[state] ?? 'muted'}>{t(state)}</Badge>;
 }
 
-export function DeliveryBadge({ state }: { state: string }) {
+/** A delivery's state; with a count, how many deliveries are in it. */
+export function DeliveryBadge({ state, count }: { state: string; count?: string }) {
   const { t } = useLocale();
-  return <Badge tone={DELIVERY_TONES[state] ?? 'muted'}>{t(`state.${state}` as MessageKey)}</Badge>;
+  const words = t(`state.${state}` as MessageKey);
+  return (
+    <Badge tone={DELIVERY_TONES[state] ?? 'muted'}>{count === undefined ? words : `${count} ${words}`}</Badge>
+  );
 }
 
 export function Failure({ error }: { error: unknown }) {

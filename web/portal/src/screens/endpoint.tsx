@@ -7,8 +7,10 @@ import { follow } from '../router.ts';
 import { EndpointBadge, Failure, useActionKeys } from './common.tsx';
 import { DeliveryLog } from './delivery-log.tsx';
 import { DeleteEndpoint, EndpointSettings } from './endpoint-settings.tsx';
+import { EndpointStats } from './endpoint-stats.tsx';
 import { freshSecrets } from './endpoints.tsx';
 import { Recover } from './recover.tsx';
+import { SendExample } from './send-example.tsx';
 
 export function EndpointScreen({ id }: { id: string }) {
   const { t } = useLocale();
@@ -112,7 +114,9 @@ export function EndpointScreen({ id }: { id: string }) {
       </div>
       {notice && <p role="status">{notice}</p>}
       <Failure error={failure} />
+      <EndpointStats endpointId={id} />
       <DeliveryLog endpointId={id} />
+      <SendExample endpointId={id} />
       <Recover endpointId={id} />
       <EndpointSettings endpoint={endpoint} onSaved={setEndpoint} />
       <DeleteEndpoint endpoint={endpoint} />
