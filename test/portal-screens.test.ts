@@ -180,6 +180,7 @@ describe('the portal’s screens', () => {
     await pay.getByText('"required"').waitFor();
     await pay.getByText('Exemple').click();
     await pay.getByText('"amount": 4200').waitFor();
+    await check(page, 'event-types-open-390-fr', 390);
     await page.locator('.catalogue li', { hasText: 'core.webhook.test' }).getByText('Plateforme').waitFor();
 
     // Subscribe by picking: "all" off, the declared type on, a pattern typed beside it.

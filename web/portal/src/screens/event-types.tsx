@@ -37,13 +37,13 @@ export function EventTypesScreen() {
               {type.schema && (
                 <details>
                   <summary>{t('types.schema')}</summary>
-                  <pre class="payload" tabIndex={0}>{JSON.stringify(type.schema, null, 2)}</pre>
+                  <pre class="payload wrap">{JSON.stringify(type.schema, null, 2)}</pre>
                 </details>
               )}
               {type.example && (
                 <details>
                   <summary>{t('types.example')}</summary>
-                  <pre class="payload" tabIndex={0}>{JSON.stringify(type.example, null, 2)}</pre>
+                  <pre class="payload wrap">{JSON.stringify(type.example, null, 2)}</pre>
                 </details>
               )}
             </li>

@@ -67,7 +67,7 @@ export function SendExample({ endpointId }: { endpointId: string }) {
         </button>
         {sent && <span role="status">{t('example.sent', { type: chosen })}</span>}
       </form>
-      {example && <pre class="payload" tabIndex={0}>{JSON.stringify(example, null, 2)}</pre>}
+      {example && <pre class="payload wrap">{JSON.stringify(example, null, 2)}</pre>}
       <Failure error={failure} />
     </section>
   );
