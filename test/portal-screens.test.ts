@@ -2,13 +2,16 @@
 // and receivers on loopback: state badges (contrast held against a light and a dark project theme), the
 // event-type catalogue, subscribing by picking types, the attempts chart, the next attempt and why a
 // delivery waits, Retry, "send failed events again since…" with its count and the job's progress, editing
-// an endpoint, and the project-wide event log with its filters. Every screen in English and French, at
-// 390 and 1280 px, with axe and no sideways page; screenshots under test-results/portal/.
+// an endpoint, sending an example, and the project-wide event log with its filters. Every screen and every
+// action in English and French, at 390 and 1280 px (each on a project of its own; the screens at 360 px
+// too), with axe and no sideways page; screenshots under test-results/portal/.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { contrast } from '../web/portal/src/colours.ts';
-import { startService } from './helpers/app.ts';
+import { en, type MessageKey } from '../web/portal/src/i18n/en.ts';
+import { fr } from '../web/portal/src/i18n/fr.ts';
+import { startService, type Tenant } from './helpers/app.ts';
 import { accessibilityViolations, screenshot, startBrowser } from './helpers/browser.ts';
 import { eventually, startReceiver } from './helpers/receiver.ts';
 
@@ -20,9 +23,28 @@ const operator = await service.operator();
 const browser = await startBrowser();
 let n = 0;
 const idem = () => ({ 'idempotency-key': `portal-screens-${++n}` });
+const WIDTHS = [390, 1280] as const;
+const LANGUAGES = ['en', 'fr'] as const;
+type Language = (typeof LANGUAGES)[number];
+const CATALOGUES = { en, fr };
+/** A message as the portal shows it in that language, its parameters filled in. */
+const say = (language: Language, key: MessageKey, params: Record<string, string | number> = {}) =>
+  CATALOGUES[language][key].replace(/\{(\w+)\}/g, (_, name: string) => String(params[name]));
 
-/** A project in English and French, in the given theme. */
-async function project(theme: Record<string, string>) {
+// Receivers shared by every project: one answers 204, one fails while `failing`, one stays paused.
+const good = await startReceiver();
+let failing = true;
+const flaky = await startReceiver((_received, _index, response) =>
+  response.writeHead(failing ? 500 : 204).end(),
+);
+const held = await startReceiver();
+
+/**
+ * A project in English and French (in the given theme), with a declared type (schema and example), an
+ * endpoint for pay.* that delivers, one for * whose two deliveries are dead, one paused holding two.
+ */
+async function fixture(theme: Record<string, string> = { primary: '#1D4ED8' }) {
+  failing = true;
   const tenant = await service.tenant();
   const patched = await service.request('PATCH', `/admin/v1/projects/${tenant.projectId}`, {
     key: operator.key,
@@ -30,46 +52,40 @@ async function project(theme: Record<string, string>) {
     body: { languages: ['en', 'fr'], theme },
   });
   assert.equal(patched.status, 200, patched.text);
-  return tenant;
+  const api = (method: string, path: string, body?: unknown) =>
+    service.request(method, path, { key: tenant.key, headers: idem(), body });
+  await api('PUT', '/core/v1/event-types/pay.payment.succeeded', {
+    description: 'A payment was captured',
+    schema: { type: 'object', required: ['amount'], properties: { amount: { type: 'integer' } } },
+    example: { amount: 4200 },
+  });
+  const create = async (url: string, eventTypes: string[]) =>
+    (await api('POST', '/core/v1/webhook-endpoints', { url, eventTypes })).body.id as string;
+  const goodId = await create(`${good.url}/good`, ['pay.*']);
+  const flakyId = await create(`${flaky.url}/flaky`, ['*']);
+  const heldId = await create(`${held.url}/held`, ['*']);
+  await api('POST', `/core/v1/webhook-endpoints/${heldId}/pause`);
+  await api('POST', '/core/v1/events', { type: 'pay.payment.succeeded', data: { amount: 4200 } });
+  await api('POST', '/core/v1/events', { type: 'shop.order.placed', data: { order: 7 } });
+  const deliveries = async (id: string) =>
+    (await api('GET', `/core/v1/webhook-endpoints/${id}/deliveries`)).body.data as {
+      state: string;
+      eventType: string;
+    }[];
+  await eventually(async () => {
+    const states = (await deliveries(flakyId)).map((d) => d.state);
+    return states.length === 2 && states.every((state) => state === 'dead');
+  });
+  return { tenant, api, goodId, flakyId, heldId, deliveries };
 }
-const tenant = await project({ primary: '#1D4ED8' });
-const api = (method: string, path: string, body?: unknown) =>
-  service.request(method, path, { key: tenant.key, headers: idem(), body });
+type Fixture = Awaited<ReturnType<typeof fixture>>;
 
-// The catalogue: a type of the project's, with its schema and example.
-await api('PUT', '/core/v1/event-types/pay.payment.succeeded', {
-  description: 'A payment was captured',
-  schema: { type: 'object', required: ['amount'], properties: { amount: { type: 'integer' } } },
-  example: { amount: 4200 },
-});
-// One endpoint that answers 204, one that fails until told otherwise, one paused.
-const good = await startReceiver();
-let failing = true;
-const flaky = await startReceiver((_received, _index, response) =>
-  response.writeHead(failing ? 500 : 204).end(),
-);
-const held = await startReceiver();
-const create = async (url: string, eventTypes: string[]) =>
-  (await api('POST', '/core/v1/webhook-endpoints', { url, eventTypes })).body.id as string;
-const goodId = await create(`${good.url}/good`, ['pay.*']);
-const flakyId = await create(`${flaky.url}/flaky`, ['*']);
-const heldId = await create(`${held.url}/held`, ['*']);
-await api('POST', `/core/v1/webhook-endpoints/${heldId}/pause`);
-await api('POST', '/core/v1/events', { type: 'pay.payment.succeeded', data: { amount: 4200 } });
-await api('POST', '/core/v1/events', { type: 'shop.order.placed', data: { order: 7 } });
-const deliveries = async (id: string) =>
-  (await api('GET', `/core/v1/webhook-endpoints/${id}/deliveries`)).body.data as {
-    id: string;
-    state: string;
-    eventType: string;
-  }[];
-await eventually(async () => {
-  const states = (await deliveries(flakyId)).map((d) => d.state);
-  return states.length === 2 && states.every((state) => state === 'dead');
-});
-
-async function open(width: number, language: 'en' | 'fr', path = '/portal/') {
-  const minted = await api('POST', '/core/v1/portal-sessions', { language });
+async function open(tenant: Tenant, width: number, language: Language, path = '/portal/') {
+  const minted = await service.request('POST', '/core/v1/portal-sessions', {
+    key: tenant.key,
+    headers: idem(),
+    body: { language },
+  });
   const page = await browser.newPage({ viewport: { width, height: 900 } });
   const problems: string[] = [];
   page.on('pageerror', (error) => problems.push(error.message));
@@ -110,22 +126,31 @@ async function badgeContrasts(page: Page) {
   return rendered;
 }
 
-const SCREENS = [
-  ['endpoints', '/portal/', /Endpoints|Points de réception/],
-  ['event-types', '/portal/event-types', /Event types|Types d’événements/],
-  ['events', '/portal/events', /Events|Événements/],
-  ['endpoint-failing', `/portal/endpoints/${flakyId}`, /flaky/],
-  ['endpoint-paused', `/portal/endpoints/${heldId}`, /held/],
-] as const;
+/** Runs an action once per language and width, each on a project of its own. */
+async function everywhere(
+  action: (f: Fixture, language: Language, width: number, name: string) => Promise<void>,
+) {
+  for (const width of WIDTHS)
+    for (const language of LANGUAGES) await action(await fixture(), language, width, `${width}-${language}`);
+}
 
 describe('the portal’s screens', () => {
-  test('every screen in English and French, at 390 and 1280 px: no sideways page, axe clean, saved', async () => {
-    for (const width of [390, 1280]) {
-      for (const language of ['en', 'fr'] as const) {
-        for (const [name, path, heading] of SCREENS) {
-          const { page, problems } = await open(width, language, path);
-          await page.getByRole('heading', { level: 1, name: heading }).waitFor();
-          if (name.startsWith('endpoint-')) await page.locator('table.log tbody tr').first().waitFor();
+  test('every screen in English and French, at 360, 390 and 1280 px: no sideways page, axe clean, saved', async () => {
+    const f = await fixture();
+    const screens = [
+      ['endpoints', '/portal/', 'endpoints.title'],
+      ['event-types', '/portal/event-types', 'types.title'],
+      ['events', '/portal/events', 'events.title'],
+      ['endpoint-failing', `/portal/endpoints/${f.flakyId}`, undefined],
+      ['endpoint-paused', `/portal/endpoints/${f.heldId}`, undefined],
+    ] as const;
+    // 360 px too: the narrowest phone the portal is made for.
+    for (const width of [360, ...WIDTHS]) {
+      for (const language of LANGUAGES) {
+        for (const [name, path, heading] of screens) {
+          const { page, problems } = await open(f.tenant, width, language, path);
+          if (heading) await page.getByRole('heading', { level: 1, name: say(language, heading) }).waitFor();
+          else await page.locator('table.log tbody tr').first().waitFor();
           await check(page, `${name}-${width}-${language}`, width);
           assert.deepEqual(problems, []);
           await page.close();
@@ -135,166 +160,172 @@ describe('the portal’s screens', () => {
   });
 
   test('badges say the state in words and colour, readable on a light and on a dark theme', async () => {
-    const { page } = await open(1280, 'en');
+    const light = await fixture();
+    const { page } = await open(light.tenant, 1280, 'en');
     await page.getByRole('link', { name: /held/ }).waitFor();
-    const light = await badgeContrasts(page);
-    assert.deepEqual(light.map((b) => b.text).sort(), ['Active', 'Active', 'Paused']);
-    // The failing endpoint's log: its dead deliveries stand out.
+    const shown = await badgeContrasts(page);
+    assert.deepEqual(shown.map((b) => b.text).sort(), ['Active', 'Active', 'Paused']);
     await page.getByRole('link', { name: /flaky/ }).click();
     await page.locator('tr[data-state="dead"] .badge', { hasText: 'Dead' }).first().waitFor();
     await badgeContrasts(page);
     await page.close();
 
-    const dark = await project({
+    const dark = await fixture({
       background: '#111827',
       text: '#F9FAFB',
       primary: '#60A5FA',
       accent: '#FBBF24',
     });
-    await service.request('POST', '/core/v1/webhook-endpoints', {
-      key: dark.key,
-      headers: idem(),
-      body: { url: `${good.url}/dark`, eventTypes: ['*'] },
-    });
-    const minted = await service.request('POST', '/core/v1/portal-sessions', {
-      key: dark.key,
-      headers: idem(),
-      body: {},
-    });
-    const darkPage = await browser.newPage({ viewport: { width: 390, height: 900 } });
-    await darkPage.goto(minted.body.url);
-    await darkPage.getByRole('link', { name: /dark/ }).waitFor();
-    const [badge] = await badgeContrasts(darkPage);
-    assert.notEqual(badge?.fill, light[0]?.fill, 'the shade changes with the background');
-    await check(darkPage, 'endpoints-dark-390-en', 390);
-    await darkPage.close();
+    for (const language of LANGUAGES) {
+      const { page: darkPage } = await open(dark.tenant, 390, language);
+      await darkPage.getByRole('link', { name: /held/ }).waitFor();
+      const [badge] = await badgeContrasts(darkPage);
+      assert.notEqual(badge?.fill, shown[0]?.fill, 'the shade changes with the background');
+      await check(darkPage, `endpoints-dark-390-${language}`, 390);
+      await darkPage.close();
+    }
   });
 
   test('the catalogue shows each type’s description, schema and example; an endpoint subscribes by picking', async () => {
-    const { page } = await open(390, 'fr', '/portal/event-types');
-    await page.getByRole('heading', { level: 1, name: 'Types d’événements' }).waitFor();
-    const pay = page.locator('.catalogue li', { hasText: 'pay.payment.succeeded' });
-    await pay.getByText('A payment was captured').waitFor();
-    await pay.getByText('Points de réception abonnés : 3').waitFor(); // pay.*, and * twice (one paused)
-    await pay.getByText('Schéma').click();
-    await pay.getByText('"required"').waitFor();
-    await pay.getByText('Exemple').click();
-    await pay.getByText('"amount": 4200').waitFor();
-    await check(page, 'event-types-open-390-fr', 390);
-    await page.locator('.catalogue li', { hasText: 'core.webhook.test' }).getByText('Plateforme').waitFor();
+    await everywhere(async (f, language, width, name) => {
+      const { page } = await open(f.tenant, width, language, '/portal/event-types');
+      const pay = page.locator('.catalogue li', { hasText: 'pay.payment.succeeded' });
+      await pay.getByText('A payment was captured').waitFor();
+      await pay.getByText(say(language, 'types.subscribers', { count: 3 })).waitFor(); // pay.*, * twice
+      await pay.getByText(say(language, 'types.schema')).click();
+      await pay.getByText('"required"').waitFor();
+      await pay.getByText(say(language, 'types.example')).click();
+      await pay.getByText('"amount": 4200').waitFor();
+      await page
+        .locator('.catalogue li', { hasText: 'core.webhook.test' })
+        .getByText(say(language, 'types.platform'), { exact: true })
+        .waitFor();
+      await check(page, `event-types-open-${name}`, width);
 
-    // Subscribe by picking: "all" off, the declared type on, a pattern typed beside it.
-    await page.getByRole('link', { name: 'Points de réception' }).click();
-    await page.getByLabel('URL du point de réception').fill(`${good.url}/picked`);
-    await page.getByLabel('Tous les types d’événements (*)').uncheck();
-    await page.getByRole('checkbox', { name: /pay\.payment\.succeeded/ }).check();
-    await page.getByLabel(/Autres types ou motifs/).fill('shop.*');
-    await page.getByRole('button', { name: 'Ajouter' }).click();
-    await page.getByTestId('secret').waitFor();
-    await check(page, 'endpoint-created-390-fr', 390);
-    const listed = (await api('GET', '/core/v1/webhook-endpoints')).body.data as {
-      url: string;
-      eventTypes: string[];
-    }[];
-    assert.deepEqual(listed.find((e) => e.url.endsWith('/picked'))?.eventTypes, [
-      'pay.payment.succeeded',
-      'shop.*',
-    ]);
-    await page.close();
+      // Subscribe by picking: "all" off, the declared type on, a pattern typed beside it.
+      await page.getByRole('link', { name: say(language, 'nav.endpoints') }).click();
+      await page.getByLabel(say(language, 'create.url')).fill(`${good.url}/picked`);
+      await page.getByLabel(say(language, 'types.all')).uncheck();
+      await page.getByRole('checkbox', { name: /pay\.payment\.succeeded/ }).check();
+      await page.getByLabel(say(language, 'types.other')).fill('shop.*');
+      await page.getByRole('button', { name: say(language, 'create.submit') }).click();
+      await page.getByTestId('secret').waitFor();
+      await check(page, `endpoint-created-${name}`, width);
+      const listed = (await f.api('GET', '/core/v1/webhook-endpoints')).body.data as {
+        url: string;
+        eventTypes: string[];
+      }[];
+      assert.deepEqual(listed.find((e) => e.url.endsWith('/picked'))?.eventTypes, [
+        'pay.payment.succeeded',
+        'shop.*',
+      ]);
+      await page.close();
+    });
   });
 
-  test('the next attempt and why it waits; Retry sends a dead delivery again', async () => {
-    const { page } = await open(1280, 'en', `/portal/endpoints/${heldId}`);
-    const row = page.locator('table.log tbody tr').first();
-    await row.getByText('endpoint paused').waitFor();
-    assert.equal(
-      await row.getByRole('button', { name: /^Retry/ }).count(),
-      0,
-      'nothing to retry while paused',
-    );
-    await page.close();
+  test('the attempts chart, the next attempt and why it waits; Retry sends a dead delivery again', async () => {
+    await everywhere(async (f, language, width, name) => {
+      const { page } = await open(f.tenant, width, language, `/portal/endpoints/${f.heldId}`);
+      const row = page.locator('table.log tbody tr').first();
+      await row.getByText(say(language, 'wait.paused')).waitFor();
+      assert.equal(await row.getByRole('button', { name: say(language, 'log.retry') }).count(), 0);
+      await page.close();
 
-    failing = false;
-    const { page: failingPage } = await open(1280, 'en', `/portal/endpoints/${flakyId}`);
-    // The chart: two failed attempts for each of the two events, in the last 24 hours.
-    await failingPage.getByText('0 succeeded, 4 failed').waitFor();
-    const dead = failingPage.locator('tr[data-state="dead"]', { hasText: 'shop.order.placed' });
-    await dead.getByRole('button', { name: /^Retry/ }).click();
-    await failingPage
-      .locator('tr[data-state="delivered"]', { hasText: 'shop.order.placed' })
-      .waitFor({ timeout: 15_000 });
-    await check(failingPage, 'endpoint-retried-1280-en', 1280);
-    failing = true;
-    await failingPage.close();
+      failing = false;
+      const { page: flakyPage } = await open(f.tenant, width, language, `/portal/endpoints/${f.flakyId}`);
+      // The chart: two failed attempts for each of the two events, in the last 24 hours.
+      await flakyPage.getByText(say(language, 'stats.summary', { succeeded: 0, failed: 4 })).waitFor();
+      const dead = flakyPage.locator('tr[data-state="dead"]', { hasText: 'shop.order.placed' });
+      await dead.getByRole('button', { name: new RegExp(`^${say(language, 'log.retry')}`) }).click();
+      await flakyPage
+        .locator('tr[data-state="delivered"]', { hasText: 'shop.order.placed' })
+        .waitFor({ timeout: 15_000 });
+      await check(flakyPage, `endpoint-retried-${name}`, width);
+      await flakyPage.close();
+    });
   });
 
   test('send failed events again since…: counted first, then a job shown to its end', async () => {
-    failing = false;
-    const { page } = await open(390, 'fr', `/portal/endpoints/${flakyId}`);
-    await page.getByRole('heading', { level: 2, name: 'Renvoyer les événements en échec' }).waitFor();
-    await page.getByRole('button', { name: 'Les compter' }).click();
-    await page.getByText('Événements en échec depuis : 1.').waitFor(); // the payment; the order was retried
-    await page.getByRole('button', { name: 'En renvoyer 1' }).click();
-    await page.getByText('Terminé · 1 sur 1 renvoyés').waitFor({ timeout: 15_000 });
-    await check(page, 'endpoint-recovered-390-fr', 390);
-    await eventually(async () =>
-      (await deliveries(flakyId)).some(
-        (d) => d.eventType === 'pay.payment.succeeded' && d.state === 'delivered',
-      ),
-    );
-    await page.close();
+    await everywhere(async (f, language, width, name) => {
+      failing = false;
+      const { page } = await open(f.tenant, width, language, `/portal/endpoints/${f.flakyId}`);
+      await page.getByRole('heading', { level: 2, name: say(language, 'recover.title') }).waitFor();
+      await page.getByRole('button', { name: say(language, 'recover.count') }).click();
+      await page.getByText(say(language, 'recover.matched', { count: 2 })).waitFor();
+      await page.getByRole('button', { name: say(language, 'recover.start', { count: 2 }) }).click();
+      const done = `${say(language, 'job.done')} · ${say(language, 'recover.progress', { done: 2, total: 2 })}`;
+      await page.getByText(done).waitFor({ timeout: 15_000 });
+      await check(page, `endpoint-recovered-${name}`, width);
+      await eventually(
+        async () => (await f.deliveries(f.flakyId)).filter((d) => d.state === 'delivered').length === 2,
+      );
+      await page.close();
+    });
   });
 
-  test('an endpoint’s URL, types and rate are edited in one form', async () => {
-    const { page } = await open(1280, 'en', `/portal/endpoints/${goodId}`);
-    await page.getByRole('heading', { level: 2, name: 'Settings' }).waitFor();
-    await page.getByLabel('Endpoint URL').fill(`${good.url}/moved`);
-    await page.getByLabel(/Other types or patterns/).fill('pay.*, shop.*');
-    await page.getByLabel('Deliveries per second').fill('5');
-    await page.getByRole('button', { name: 'Save settings' }).click();
-    await page.getByText('Saved.').waitFor();
-    const { body } = await api('GET', `/core/v1/webhook-endpoints/${goodId}`);
-    assert.equal(body.url, `${good.url}/moved`);
-    assert.deepEqual(body.eventTypes, ['pay.*', 'shop.*']);
-    assert.equal(body.rateLimitPerSecond, 5);
-    // A refused URL is said beside its field.
-    await page.getByLabel('Endpoint URL').fill('ftp://example.com/');
-    await page.getByRole('button', { name: 'Save settings' }).click();
-    await page.locator('#endpoint-url-error').waitFor();
-    await check(page, 'endpoint-settings-1280-en', 1280);
-    await page.close();
+  test('an endpoint’s URL, types and rate are edited in one form; a refused URL is said beside it', async () => {
+    await everywhere(async (f, language, width, name) => {
+      const { page } = await open(f.tenant, width, language, `/portal/endpoints/${f.goodId}`);
+      await page.getByRole('heading', { level: 2, name: say(language, 'settings.title') }).waitFor();
+      await page.getByLabel(say(language, 'create.url')).fill(`${good.url}/moved`);
+      await page.getByLabel(say(language, 'types.other')).fill('pay.*, shop.*');
+      await page.getByLabel(say(language, 'endpoint.rate')).fill('5');
+      await page.getByRole('button', { name: say(language, 'settings.save') }).click();
+      await page.getByText(say(language, 'endpoint.saved')).waitFor();
+      const { body } = await f.api('GET', `/core/v1/webhook-endpoints/${f.goodId}`);
+      assert.equal(body.url, `${good.url}/moved`);
+      assert.deepEqual(body.eventTypes, ['pay.*', 'shop.*']);
+      assert.equal(body.rateLimitPerSecond, 5);
+      await page.getByLabel(say(language, 'create.url')).fill('ftp://example.com/');
+      await page.getByRole('button', { name: say(language, 'settings.save') }).click();
+      await page.locator('#endpoint-url-error').waitFor();
+      await check(page, `endpoint-settings-${name}`, width);
+      await page.close();
+    });
   });
 
   test('an example of a type of the catalogue, sent to one endpoint and seen arriving', async () => {
-    const { page } = await open(390, 'en', `/portal/endpoints/${goodId}`);
-    await page.getByRole('heading', { level: 2, name: 'Send an example' }).waitFor();
-    await page.getByLabel('Event type', { exact: true }).last().selectOption('pay.payment.succeeded');
-    await page.getByText('"amount": 4200').waitFor();
-    const before = good.received.length;
-    await page.getByRole('button', { name: 'Send example' }).click();
-    await page.getByText('An example of pay.payment.succeeded was sent to this endpoint.').waitFor();
-    await good.waitFor(before + 1);
-    assert.deepEqual(JSON.parse(good.received.at(-1)?.body ?? '{}').data, { amount: 4200 });
-    await page.locator('table.log tbody tr', { hasText: 'pay.payment.succeeded' }).first().waitFor();
-    await check(page, 'endpoint-example-390-en', 390);
-    await page.close();
+    await everywhere(async (f, language, width, name) => {
+      const { page } = await open(f.tenant, width, language, `/portal/endpoints/${f.goodId}`);
+      await page.getByRole('heading', { level: 2, name: say(language, 'example.title') }).waitFor();
+      await page.locator('#example-type').selectOption('pay.payment.succeeded');
+      await page.getByText('"amount": 4200').waitFor();
+      const before = good.received.length;
+      await page.getByRole('button', { name: say(language, 'example.send') }).click();
+      await page.getByText(say(language, 'example.sent', { type: 'pay.payment.succeeded' })).waitFor();
+      await good.waitFor(before + 1);
+      assert.deepEqual(JSON.parse(good.received.at(-1)?.body ?? '{}').data, { amount: 4200 });
+      await eventually(async () => (await page.locator('table.log tbody tr').count()) === 2);
+      await check(page, `endpoint-example-${name}`, width);
+      await page.close();
+    });
   });
 
-  test('the project’s event log, filtered by a delivery’s state and by type', async () => {
-    const { page } = await open(1280, 'en', '/portal/events');
-    await page.getByRole('heading', { level: 1, name: 'Events' }).waitFor();
-    await page.locator('table.log tbody tr').first().waitFor();
-    await page.getByLabel('With a delivery').selectOption('pending');
-    await page.getByRole('button', { name: 'Filter' }).click();
-    // The paused endpoint holds one delivery of each event: both listed, each with its pending one.
-    await eventually(async () => (await page.locator('table.log tbody tr').count()) === 2);
-    await page.locator('table.log .badge', { hasText: '1 Pending' }).first().waitFor();
-    await page.getByLabel('Event type').fill('shop.order.placed');
-    await page.getByRole('button', { name: 'Filter' }).click();
-    await eventually(async () => (await page.locator('table.log tbody tr').count()) === 1);
-    await page.getByRole('link', { name: 'shop.order.placed' }).click();
-    await page.getByRole('heading', { level: 1, name: 'shop.order.placed' }).waitFor();
-    await check(page, 'event-from-log-1280-en', 1280);
-    await page.close();
+  test('the project’s event log, filtered by a delivery’s state, by time and by type', async () => {
+    await everywhere(async (f, language, width, name) => {
+      const { page } = await open(f.tenant, width, language, '/portal/events');
+      await page.getByRole('heading', { level: 1, name: say(language, 'events.title') }).waitFor();
+      await page.locator('table.log tbody tr').first().waitFor();
+      await page.getByLabel(say(language, 'events.withState')).selectOption('pending');
+      await page.getByRole('button', { name: say(language, 'log.filter') }).click();
+      // The paused endpoint holds one delivery of each event: both listed, each with its pending one.
+      await eventually(async () => (await page.locator('table.log tbody tr').count()) === 2);
+      await page
+        .locator('table.log .badge', { hasText: `1 ${say(language, 'state.pending')}` })
+        .first()
+        .waitFor();
+      // A window of time that ends before the events: none.
+      await page.getByLabel(say(language, 'events.until')).fill('2020-01-01T00:00');
+      await page.getByRole('button', { name: say(language, 'log.filter') }).click();
+      await page.getByText(say(language, 'events.empty')).waitFor();
+      await page.getByLabel(say(language, 'events.until')).fill('');
+      await page.getByLabel(say(language, 'log.filterType')).fill('shop.order.placed');
+      await page.getByRole('button', { name: say(language, 'log.filter') }).click();
+      await eventually(async () => (await page.locator('table.log tbody tr').count()) === 1);
+      await page.getByRole('link', { name: 'shop.order.placed' }).click();
+      await page.getByRole('heading', { level: 1, name: 'shop.order.placed' }).waitFor();
+      await check(page, `event-from-log-${name}`, width);
+      await page.close();
+    });
   });
 });
