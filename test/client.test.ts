@@ -65,6 +65,12 @@ describe('the client', () => {
     assert.equal((await client.events.replay(published.eventId)).deliveries, 1);
     assert.equal((await client.webhookEndpoints.sendTest(endpoint.id)).endpointId, endpoint.id);
     await receiver.waitFor(3);
+    const listed = await client.events.list({ type: 'pay.payment.succeeded', limit: 1 });
+    assert.equal(listed.data[0]?.id, published.eventId);
+    const seen: string[] = [];
+    for await (const listedEvent of client.events.iterate({ limit: 1 })) seen.push(listedEvent.type);
+    assert.deepEqual(seen, ['core.webhook.test', 'pay.payment.succeeded']); // a page of one at a time
+    assert.equal((await client.webhookEndpoints.stats(endpoint.id)).hours.length, 24);
     assert.ok((await client.webhookEndpoints.listDeliveries(endpoint.id)).data.length >= 3);
 
     // Held while paused: a waiting delivery to send now, and what waits to cancel.
