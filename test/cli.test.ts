@@ -147,6 +147,16 @@ describe('platform CLI', () => {
     }
   });
 
+  test('serve and worker on an empty database say to migrate, without a stack trace', async () => {
+    const empty = { DATABASE_URL: await freshDatabase() };
+    for (const command of ['serve', 'worker']) {
+      const result = await runCli([command], empty);
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(result.stderr, /the database has no tables yet: run `platform migrate` first/);
+      assert.ok(!/\n\s+at /.test(result.stderr), 'no stack trace');
+    }
+  });
+
   test('a revocation reaches a running service within 5 seconds', async () => {
     const service = await startProcess('serve', env);
     const key = JSON.parse(

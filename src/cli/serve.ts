@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { bootstrap } from '../bootstrap.ts';
 import type { Config } from '../config.ts';
 import { loadKeyring, parseKeyring } from '../crypto.ts';
-import { migrate } from '../db/migrate.ts';
+import { appliedMigrations, migrate } from '../db/migrate.ts';
 import { connect, createLogger, onShutdownSignal } from '../runtime.ts';
 import { createService, type Service } from '../service.ts';
 
@@ -76,6 +76,11 @@ async function runService(
       const applied = await migrate(db);
       if (applied.length) log.info({ applied }, 'migrations applied');
       firstKey = (await bootstrap(db))?.key;
+    } else if ((await appliedMigrations(db)).length === 0) {
+      // An empty database: say what to do, rather than fail on the first missing table with a stack.
+      throw new Error(
+        'the database has no tables yet: run `platform migrate` first (`platform start` migrates)',
+      );
     }
   } catch (error) {
     await connection.close();
