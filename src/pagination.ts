@@ -59,7 +59,9 @@ export function pageFrom<T>(rows: T[], limit: number, cursorOf: (row: T) => Curs
   return { data, nextCursor: rows.length > limit && last ? encode(cursorOf(last)) : null };
 }
 
-const encode = (cursor: Cursor) => Buffer.from(JSON.stringify([cursor.at, cursor.id])).toString('base64url');
+/** The cursor that continues a list after this position. */
+export const encode = (cursor: Cursor) =>
+  Buffer.from(JSON.stringify([cursor.at, cursor.id])).toString('base64url');
 
 function decode(value: string): Cursor | undefined {
   try {

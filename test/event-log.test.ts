@@ -2,6 +2,8 @@
 // filtered by type, by a delivery's state, and by a window of time; paged by cursor; the project's only.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { SCANNED_EVENTS } from '../src/delivery-log/log.ts';
+import { newId } from '../src/partitions/ids.ts';
 import { expectProblem, startService } from './helpers/app.ts';
 import { eventually, startReceiver } from './helpers/receiver.ts';
 
@@ -107,6 +109,34 @@ describe('the project’s event log', () => {
     };
     assert.deepEqual(await stats(endpoints[0] as string), { succeeded: 3, failed: 0 });
     assert.deepEqual(await stats(endpoints[1] as string), { succeeded: 0, failed: 2 }); // two attempts
+  });
+
+  test('a filter reads a bounded number of events a request; the cursor goes on past them', async () => {
+    const busy = await service.tenant();
+    const listOf = (query: string) => service.request('GET', `/core/v1/events${query}`, { key: busy.key });
+    // One rare event, then more common ones than a request reads, all in the last minute.
+    const start = Date.now() - 60_000;
+    const ids = Array.from({ length: SCANNED_EVENTS + 50 }, (_, i) => newId(new Date(start + i * 10)));
+    const types = ids.map((_, i) => (i === 0 ? 'shop.rare.thing' : 'pay.payment.succeeded'));
+    await service.db.query(
+      `insert into events (project_id, id, type, data, created_at)
+       select $1, id, type, '{}', uuid_time(id) from unnest($2::uuid[], $3::text[]) as t(id, type)`,
+      [busy.projectId, ids, types],
+    );
+    const first = await listOf('?type=shop.rare.thing');
+    assert.equal(first.status, 200, first.text);
+    assert.deepEqual(first.body.data, [], 'not among the newest events read');
+    assert.ok(first.body.nextCursor, 'but the history goes on');
+    const second = await listOf(`?type=shop.rare.thing&cursor=${first.body.nextCursor}`);
+    assert.deepEqual(
+      second.body.data.map((e: { id: string }) => e.id),
+      [ids[0]],
+    );
+    assert.equal(second.body.nextCursor, null);
+    // Unfiltered, pages are full as ever.
+    const plain = await listOf('?limit=100');
+    assert.equal(plain.body.data.length, 100);
+    assert.equal(plain.body.data[0].id, ids.at(-1));
   });
 
   test('bad filters are 400 naming the parameter; another project sees none of these', async () => {

@@ -2,7 +2,7 @@
 // attempts, newest first, a page at a time.
 import type { Db } from '../db/database.ts';
 import { notFound } from '../errors.ts';
-import { type Page, pageFrom } from '../pagination.ts';
+import { type Cursor, encode, type Page, pageFrom } from '../pagination.ts';
 import { projectHorizon } from '../partitions/retention.ts';
 
 export interface DeliveryView {
@@ -69,6 +69,9 @@ export interface EventFilter {
   until?: string;
 }
 
+/** The most events a request to the project's event log reads (its filters apply to those). */
+export const SCANNED_EVENTS = 2000;
+
 export const deliveryLog = (db: Db, retentionDays: number) => ({
   /** The deliveries of an event (its time picks its day's partition). */
   async ofEvent(projectId: string, eventId: string, eventCreatedAt: Date) {
@@ -133,35 +136,47 @@ export const deliveryLog = (db: Db, retentionDays: number) => ({
   /**
    * A page of the project's events, newest first (an id carries its event's time, so id order is time
    * order: the primary key's index of each day, merged), each with its deliveries counted by state.
+   * A filter by type or state is applied to at most SCANNED_EVENTS events a request: a rare type in a long
+   * history would otherwise read the whole of it. A page that found fewer matches than asked within them
+   * still has a nextCursor (the oldest event read) when the history goes on.
    */
   async ofProject(projectId: string, { limit, after }: Page, only: EventFilter = {}) {
-    const { rows } = await db.query<EventSummary>(
-      `with page as materialized (
+    const { rows } = await db.query<{ scanned: number; oldest: Cursor | null; page: EventSummary[] }>(
+      `with scanned as materialized (
          select e.project_id, e.id, e.type, e.created_at, e.redacted_at from events e
           where e.project_id = $1
             and e.created_at >= greatest(${projectHorizon('$1', '$2')}, coalesce($3::timestamptz, '-infinity'))
             and ($4::timestamptz is null or e.created_at < $4)
             and ($5::timestamptz is null or (e.created_at <= $5 and e.id < $6::uuid))
-            and ($7::text is null or e.type = $7)
+          order by e.id desc
+          limit $10
+       ), page as materialized (
+         select * from scanned e
+          where ($7::text is null or e.type = $7)
             and ($8::text is null or exists (
                   select from deliveries d
                    where d.project_id = e.project_id and d.event_id = e.id
                      and d.event_created_at = e.created_at and d.state = $8))
           order by e.id desc
           limit $9
+       ), summaries as (
+         select e.id, e.type, e.redacted_at is not null as redacted,
+                to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt",
+                json_build_object('total', count(d.id),
+                  'pending', count(d.id) filter (where d.state = 'pending'),
+                  'delivered', count(d.id) filter (where d.state = 'delivered'),
+                  'dead', count(d.id) filter (where d.state = 'dead'),
+                  'cancelled', count(d.id) filter (where d.state = 'cancelled')) as deliveries
+           from page e
+           left join deliveries d
+             on d.project_id = e.project_id and d.event_id = e.id and d.event_created_at = e.created_at
+          group by e.id, e.type, e.created_at, e.redacted_at
        )
-       select e.id, e.type, e.redacted_at is not null as redacted,
-              to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt",
-              json_build_object('total', count(d.id),
-                'pending', count(d.id) filter (where d.state = 'pending'),
-                'delivered', count(d.id) filter (where d.state = 'delivered'),
-                'dead', count(d.id) filter (where d.state = 'dead'),
-                'cancelled', count(d.id) filter (where d.state = 'cancelled')) as deliveries
-         from page e
-         left join deliveries d
-           on d.project_id = e.project_id and d.event_id = e.id and d.event_created_at = e.created_at
-        group by e.id, e.type, e.created_at, e.redacted_at
-        order by e.id desc`,
+       select (select count(*) from scanned)::int as scanned,
+              (select json_build_object('id', id,
+                        'at', to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+                 from scanned order by id limit 1) as oldest,
+              coalesce((select json_agg(s order by s.id desc) from summaries s), '[]') as page`,
       [
         projectId,
         retentionDays,
@@ -172,9 +187,15 @@ export const deliveryLog = (db: Db, retentionDays: number) => ({
         only.type ?? null,
         only.state ?? null,
         limit + 1,
+        SCANNED_EVENTS,
       ],
     );
-    return pageFrom(rows, limit, (row) => ({ at: row.createdAt, id: row.id }));
+    const { scanned, oldest, page } = rows[0] ?? { scanned: 0, oldest: null, page: [] };
+    const found = pageFrom(page, limit, (row) => ({ at: row.createdAt, id: row.id }));
+    // Fewer than a page among all the events read, and more may follow: go on from the oldest one read.
+    if (!found.nextCursor && scanned === SCANNED_EVENTS && oldest)
+      return { ...found, nextCursor: encode(oldest) };
+    return found;
   },
 });
 

@@ -112,6 +112,7 @@ export const en = {
   'events.withState': 'With a delivery',
   'events.since': 'From',
   'events.until': 'To',
+  'events.lookFurther': 'None among the latest events read. Load more to look further back.',
   'events.empty': 'No event matches.',
   'events.noDelivery': 'No delivery',
   'stats.title': 'Attempts, last 24 hours',

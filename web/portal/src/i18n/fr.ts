@@ -113,6 +113,7 @@ export const fr: Messages = {
   'events.withState': 'Avec une livraison',
   'events.since': 'Du',
   'events.until': 'Au',
+  'events.lookFurther': 'Aucun parmi les derniers événements lus. Chargez-en plus pour remonter plus loin.',
   'events.empty': 'Aucun événement ne correspond.',
   'events.noDelivery': 'Aucune livraison',
   'stats.title': 'Tentatives, dernières 24 heures',

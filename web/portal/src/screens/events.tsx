@@ -16,13 +16,16 @@ export function EventsScreen() {
   const [rows, setRows] = useState<Listed[]>();
   const [cursor, setCursor] = useState<string | null>(null);
   const [failure, setFailure] = useState<unknown>();
-  const load = (after?: string) => {
+  // A filtered request reads a bounded number of events: a page may come back empty with a cursor to go
+  // on. The screen goes on by itself a few times before it asks.
+  const load = (after?: string, tries = 5): Promise<void> => {
     const search = new URLSearchParams({ limit: '25', ...filter });
     if (after) search.set('cursor', after);
     return call<EventPage>('GET', `/core/v1/events?${search}`).then((page) => {
       setRows((shown) => [...(after ? (shown ?? []) : []), ...page.data]);
       setCursor(page.nextCursor);
       setFailure(undefined);
+      if (page.data.length === 0 && page.nextCursor && tries > 1) return load(page.nextCursor, tries - 1);
     }, setFailure);
   };
   useEffect(() => {
@@ -70,7 +73,7 @@ export function EventsScreen() {
           <p>{t('loading')}</p>
         )
       ) : rows.length === 0 ? (
-        <p>{t('events.empty')}</p>
+        <p>{t(cursor ? 'events.lookFurther' : 'events.empty')}</p>
       ) : (
         <table class="log">
           <thead>
