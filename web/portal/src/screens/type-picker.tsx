@@ -31,7 +31,16 @@ export function TypePicker({
 }) {
   const { t } = useLocale();
   const [types, setTypes] = useState<EventType[]>([]);
-  useEffect(() => void eventTypes().then(setTypes, () => setTypes([])), []);
+  // The project's own types first, then the platform's.
+  useEffect(
+    () =>
+      void eventTypes().then(
+        (all) =>
+          setTypes([...all].sort((a, b) => (a.source === b.source ? 0 : a.source === 'project' ? -1 : 1))),
+        () => setTypes([]),
+      ),
+    [],
+  );
   const listed = new Set(types.map((type) => type.name));
   const all = value.includes('*');
   const others = value.filter((type) => type !== '*' && !listed.has(type));
