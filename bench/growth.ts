@@ -2,8 +2,9 @@
 // databases of the same PostgreSQL: the baseline's history stays empty, the subject's grows to 1 M and then
 // 10 M deliveries (30 M attempts), spread over the 30 days of retention. At each size, rounds alternate
 // between the two: the p50 and p99 of an endpoint's history page (the first, and one 15 days deep by
-// cursor), an event read by id, a publish and health, each sent one at a time; and the delivery rate of a
-// burst of 3,000. Targets: each ratio subject/baseline ≤ 1.5 (≥ 0.67 for the rate) at 10 M.
+// cursor), an event read by id, the project's event log (its first page, and filtered by a type none
+// has), a publish and health, each sent one at a time; and the delivery rate of a burst of 3,000.
+// Targets: each ratio subject/baseline ≤ 1.5 (≥ 0.67 for the rate) at 10 M.
 // Then the costs of history itself: dropping a day of 1 M deliveries (retention) against a DELETE of the
 // same rows, the bytes per row, and the migration that partitioned an existing history of 1 M deliveries.
 
@@ -214,6 +215,9 @@ async function side(url: string, receiver: string, label: string) {
             paths: [`${history}&cursor=${deepCursor}`],
           },
           { name: 'event read', paths: eventIds.map((id) => `/core/v1/events/${id}`) },
+          { name: 'event log page', paths: ['/core/v1/events?limit=20'] },
+          // A type no event has: the filter reads its bounded 2,000 events, whatever the history's size.
+          { name: 'event log, a type none has', paths: ['/core/v1/events?limit=20&type=shop.rare.thing'] },
           {
             name: 'publish',
             method: 'POST',
