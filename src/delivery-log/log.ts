@@ -141,6 +141,8 @@ export const deliveryLog = (db: Db, retentionDays: number) => ({
    * still has a nextCursor (the oldest event read) when the history goes on.
    */
   async ofProject(projectId: string, { limit, after }: Page, only: EventFilter = {}) {
+    // Unfiltered, every event read is on the page: read no more than the page (and one to know of more).
+    const scan = only.type || only.state ? SCANNED_EVENTS : limit + 1;
     const { rows } = await db.query<{ scanned: number; oldest: Cursor | null; page: EventSummary[] }>(
       `with scanned as materialized (
          select e.project_id, e.id, e.type, e.created_at, e.redacted_at from events e
@@ -187,7 +189,7 @@ export const deliveryLog = (db: Db, retentionDays: number) => ({
         only.type ?? null,
         only.state ?? null,
         limit + 1,
-        SCANNED_EVENTS,
+        scan,
       ],
     );
     const { scanned, oldest, page } = rows[0] ?? { scanned: 0, oldest: null, page: [] };
