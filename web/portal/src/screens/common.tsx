@@ -21,6 +21,23 @@ const DELIVERY_TONES: Record<string, Tone> = {
   cancelled: 'muted',
 };
 
+export const DELIVERY_STATES = ['pending', 'delivered', 'dead', 'cancelled'] as const;
+
+/** A choice of a delivery state, "any" first. */
+export function StateSelect({ id, name = 'state' }: { id: string; name?: string }) {
+  const { t } = useLocale();
+  return (
+    <select id={id} name={name}>
+      <option value="">{t('log.any')}</option>
+      {DELIVERY_STATES.map((state) => (
+        <option key={state} value={state}>
+          {t(`state.${state}`)}
+        </option>
+      ))}
+    </select>
+  );
+}
+
 /** A state in colour and in words (the words carry it alone for those who do not see the colour). */
 export function Badge({ tone, children }: { tone: Tone; children: ComponentChildren }) {
   return (

@@ -5,10 +5,9 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, type Deliveries } from '../api.ts';
 import { type MessageKey, useLocale } from '../i18n/index.ts';
 import { follow } from '../router.ts';
-import { DeliveryBadge, Failure, useActionKeys } from './common.tsx';
+import { DeliveryBadge, Failure, StateSelect, useActionKeys } from './common.tsx';
 
 type Delivery = Deliveries['data'][number];
-const STATES = ['pending', 'delivered', 'dead', 'cancelled'] as const;
 
 export function DeliveryLog({ endpointId }: { endpointId: string }) {
   const { t } = useLocale();
@@ -69,14 +68,7 @@ export function DeliveryLog({ endpointId }: { endpointId: string }) {
       <h2 id="log-title">{t('log.title')}</h2>
       <form class="inline" onSubmit={applyFilter}>
         <label for="filter-state">{t('log.filterState')}</label>
-        <select id="filter-state" name="state">
-          <option value="">{t('log.any')}</option>
-          {STATES.map((state) => (
-            <option key={state} value={state}>
-              {t(`state.${state}`)}
-            </option>
-          ))}
-        </select>
+        <StateSelect id="filter-state" />
         <label for="filter-type">{t('log.filterType')}</label>
         <input id="filter-type" name="eventType" placeholder="pay.payment.succeeded" />
         <button type="submit" class="secondary">

@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { call, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { Failure } from './common.tsx';
-import { niceTop } from './usage.tsx';
+import { niceTop, ValueAxis } from './usage.tsx';
 
 type Stats = Schemas['EndpointStats'];
 const WIDTH = 560;
@@ -44,20 +44,7 @@ export function EndpointStats({ endpointId }: { endpointId: string }) {
         role="img"
         aria-label={`${t('stats.title')}: ${summary}`}
       >
-        {[0, top / 2, top].map((tick) => (
-          <g key={tick}>
-            <line
-              x1={LEFT}
-              x2={WIDTH}
-              y1={HEIGHT - height(tick) + 0.5}
-              y2={HEIGHT - height(tick) + 0.5}
-              class="grid"
-            />
-            <text x={LEFT - 6} y={Math.max(12, HEIGHT - height(tick) + 4)} class="axis" text-anchor="end">
-              {number(tick)}
-            </text>
-          </g>
-        ))}
+        <ValueAxis top={top} left={LEFT} width={WIDTH} y={(value) => HEIGHT - height(value)} />
         {hours.map((hour, i) => (
           <g key={hour.hour}>
             <rect

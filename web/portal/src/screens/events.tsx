@@ -4,11 +4,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { call, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { follow } from '../router.ts';
-import { DeliveryBadge, Failure } from './common.tsx';
+import { DELIVERY_STATES, DeliveryBadge, Failure, StateSelect } from './common.tsx';
 
 type EventPage = Schemas['EventPage'];
 type Listed = EventPage['data'][number];
-const STATES = ['pending', 'delivered', 'dead', 'cancelled'] as const;
 
 export function EventsScreen() {
   const { t, date } = useLocale();
@@ -51,14 +50,7 @@ export function EventsScreen() {
         <label for="events-type">{t('log.filterType')}</label>
         <input id="events-type" name="type" placeholder="pay.payment.succeeded" />
         <label for="events-state">{t('events.withState')}</label>
-        <select id="events-state" name="state">
-          <option value="">{t('log.any')}</option>
-          {STATES.map((state) => (
-            <option key={state} value={state}>
-              {t(`state.${state}`)}
-            </option>
-          ))}
-        </select>
+        <StateSelect id="events-state" />
         <label for="events-since">{t('events.since')}</label>
         <input id="events-since" name="since" type="datetime-local" />
         <label for="events-until">{t('events.until')}</label>
@@ -115,7 +107,7 @@ export function EventsScreen() {
 /** Its deliveries by state, the states it has only (none: "no delivery"). */
 function Counts({ deliveries }: { deliveries: Listed['deliveries'] }) {
   const { t, number } = useLocale();
-  const present = STATES.filter((state) => deliveries[state] > 0);
+  const present = DELIVERY_STATES.filter((state) => deliveries[state] > 0);
   if (present.length === 0) return <span class="hint">{t('events.noDelivery')}</span>;
   return (
     <span class="counts">

@@ -52,6 +52,24 @@ export function niceTop(value: number): number {
   return [1, 2, 5, 10].map((m) => m * power).find((top) => top >= value) ?? 10 * power;
 }
 
+/** The value axis of a chart: 0, half and the top, each a grid line and its figure in the margin. */
+export function ValueAxis(props: { top: number; left: number; width: number; y: (value: number) => number }) {
+  const { number } = useLocale();
+  const { top, left, width, y } = props;
+  return (
+    <>
+      {[0, top / 2, top].map((tick) => (
+        <g key={tick}>
+          <line x1={left} x2={width} y1={y(tick) + 0.5} y2={y(tick) + 0.5} class="grid" />
+          <text x={left - 6} y={Math.max(12, y(tick) + 4)} class="axis" text-anchor="end">
+            {number(tick)}
+          </text>
+        </g>
+      ))}
+    </>
+  );
+}
+
 const LEFT = 56;
 const PLOT = WIDTH - LEFT;
 
@@ -88,14 +106,7 @@ function Chart({ metric, days, usage }: { metric: string; days: string[]; usage:
         role="img"
         aria-label={t('usage.chart', { metric: name, limit: limitText })}
       >
-        {[0, top / 2, top].map((tick) => (
-          <g key={tick}>
-            <line x1={LEFT} x2={WIDTH} y1={y(tick) + 0.5} y2={y(tick) + 0.5} class="grid" />
-            <text x={LEFT - 6} y={Math.max(12, y(tick) + 4)} class="axis" text-anchor="end">
-              {number(tick)}
-            </text>
-          </g>
-        ))}
+        <ValueAxis top={top} left={LEFT} width={WIDTH} y={y} />
         {counts.map((count, i) => (
           <rect
             key={days[i]}
