@@ -284,6 +284,25 @@ describe('the portal’s screens', () => {
     });
   });
 
+  test('a disabled endpoint says why, and is enabled again', async () => {
+    await everywhere(async (f, language, width, name) => {
+      const disabled = await service.request('PATCH', `/core/v1/webhook-endpoints/${f.goodId}`, {
+        key: f.tenant.key,
+        headers: { ...idem(), 'content-type': 'application/merge-patch+json' },
+        body: { active: false },
+      });
+      assert.equal(disabled.body.active, false, disabled.text);
+      const { page } = await open(f.tenant, width, language, `/portal/endpoints/${f.goodId}`);
+      await page.locator('.state .badge', { hasText: say(language, 'endpoints.disabled') }).waitFor();
+      await page.getByText(say(language, 'endpoint.disabledWhy')).waitFor();
+      await check(page, `endpoint-disabled-${name}`, width);
+      await page.getByRole('button', { name: say(language, 'endpoint.enable') }).click();
+      await page.locator('.state .badge', { hasText: say(language, 'endpoints.active') }).waitFor();
+      assert.equal((await f.api('GET', `/core/v1/webhook-endpoints/${f.goodId}`)).body.active, true);
+      await page.close();
+    });
+  });
+
   test('an example of a type of the catalogue, sent to one endpoint and seen arriving', async () => {
     await everywhere(async (f, language, width, name) => {
       const { page } = await open(f.tenant, width, language, `/portal/endpoints/${f.goodId}`);

@@ -90,7 +90,7 @@ export const en = {
   'settings.save': 'Save settings',
   'endpoint.enable': 'Enable again',
   'endpoint.disabledWhy':
-    'Its deliveries failed too many times in a row: nothing is sent to it until it is enabled again.',
+    'Nothing is sent to it: it answered 410 Gone, its deliveries died too many times in a row, or it was disabled by hand. Enable it again to resume.',
   'log.next': 'Next attempt',
   'log.retry': 'Retry',
   'wait.paused': 'endpoint paused',

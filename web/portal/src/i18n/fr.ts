@@ -91,7 +91,7 @@ export const fr: Messages = {
   'settings.save': 'Enregistrer les réglages',
   'endpoint.enable': 'Réactiver',
   'endpoint.disabledWhy':
-    'Ses livraisons ont échoué trop de fois de suite : rien ne lui est envoyé tant qu’il n’est pas réactivé.',
+    'Rien ne lui est envoyé : il a répondu 410 Gone, ses livraisons ont échoué trop de fois de suite, ou il a été désactivé à la main. Réactivez-le pour reprendre.',
   'log.next': 'Prochain essai',
   'log.retry': 'Réessayer',
   'wait.paused': 'point en pause',
