@@ -2,9 +2,10 @@
 // Standard Webhooks signature with the endpoint's secret and prints it, so the first event is seen arriving
 // without writing a receiver. A delivery that does not verify is answered 401 (and retried, as a real
 // receiver would make it).
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createSecretKey, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { signatureHeader } from '../delivery/signing.ts';
 
 const MAX_BODY = 1024 * 1024;
 const TOLERANCE_SECONDS = 300;
@@ -62,14 +63,12 @@ function verify(request: IncomingMessage, body: string, secrets: string[]): Verd
   const signatures = String(request.headers['webhook-signature'] ?? '').split(' ');
   if (typeof id !== 'string' || !Number.isInteger(timestamp)) return 'no Standard Webhooks headers';
   if (Math.abs(Date.now() / 1000 - timestamp) > TOLERANCE_SECONDS) return 'timestamp out of tolerance';
-  for (const secret of secrets) {
-    const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-    const expected = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest();
-    for (const signature of signatures) {
-      const given = Buffer.from(signature.replace(/^v1,/, ''), 'base64');
-      if (given.length === expected.length && timingSafeEqual(given, expected)) return 'verified';
-    }
-  }
+  // What the worker would sign with these secrets, entry by entry, compared in constant time.
+  const keys = secrets.map((secret) => createSecretKey(Buffer.from(secret.replace(/^whsec_/, ''), 'base64')));
+  const expected = keys.length ? signatureHeader(keys, id, timestamp, body).split(' ') : [];
+  const same = (a: string, b: string) =>
+    a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+  if (signatures.some((given) => expected.some((entry) => same(given, entry)))) return 'verified';
   return secrets.length
     ? 'the signature does not match the endpoint secret this receiver knows'
     : 'no secret known yet';

@@ -5,7 +5,7 @@ import { call, type Endpoint } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { navigate } from '../router.ts';
 import { Failure, useActionKeys } from './common.tsx';
-import { fieldError } from './endpoints.tsx';
+import { fieldError, UrlField } from './endpoints.tsx';
 import { TypePicker } from './type-picker.tsx';
 
 export function EndpointSettings({
@@ -49,20 +49,7 @@ export function EndpointSettings({
     <section aria-labelledby="settings-title">
       <h2 id="settings-title">{t('settings.title')}</h2>
       <form onSubmit={submit} noValidate>
-        <label for="endpoint-url">{t('create.url')}</label>
-        <input
-          id="endpoint-url"
-          name="url"
-          type="url"
-          defaultValue={endpoint.url}
-          aria-invalid={urlError ? 'true' : undefined}
-          aria-describedby={urlError ? 'endpoint-url-error' : undefined}
-        />
-        {urlError && (
-          <p id="endpoint-url-error" class="field-error">
-            {urlError}
-          </p>
-        )}
+        <UrlField id="endpoint-url" error={urlError} defaultValue={endpoint.url} />
         <TypePicker value={types} onChange={setTypes} />
         <label for="rate">{t('endpoint.rate')}</label>
         <input

@@ -73,6 +73,37 @@ export function EndpointsScreen() {
   );
 }
 
+/** An endpoint's URL: its label, its hint when given, and the API's refusal of it beside it. */
+export function UrlField(props: { id: string; error?: string; hint?: string; defaultValue?: string }) {
+  const { t } = useLocale();
+  const { id, error, hint, defaultValue } = props;
+  const described = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(' ');
+  return (
+    <>
+      <label for={id}>{t('create.url')}</label>
+      <input
+        id={id}
+        name="url"
+        type="url"
+        required
+        defaultValue={defaultValue}
+        aria-invalid={error ? 'true' : undefined}
+        aria-describedby={described || undefined}
+      />
+      {hint && (
+        <p id={`${id}-hint`} class="hint">
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p id={`${id}-error`} class="field-error">
+          {error}
+        </p>
+      )}
+    </>
+  );
+}
+
 /** Which member of the body a 400 names, by JSON pointer. */
 export const fieldError = (failure: unknown, pointer: string) =>
   failure instanceof ApiError
@@ -114,23 +145,7 @@ function CreateEndpoint() {
     <section aria-labelledby="create-title">
       <h2 id="create-title">{t('create.title')}</h2>
       <form onSubmit={submit} noValidate>
-        <label for="url">{t('create.url')}</label>
-        <input
-          id="url"
-          name="url"
-          type="url"
-          required
-          aria-invalid={urlError ? 'true' : undefined}
-          aria-describedby={urlError ? 'url-hint url-error' : 'url-hint'}
-        />
-        <p id="url-hint" class="hint">
-          {t('create.urlHint')}
-        </p>
-        {urlError && (
-          <p id="url-error" class="field-error">
-            {urlError}
-          </p>
-        )}
+        <UrlField id="url" error={urlError} hint={t('create.urlHint')} />
         <TypePicker value={types} onChange={setTypes} describedBy={typesError ? 'types-error' : undefined} />
         {typesError && (
           <p id="types-error" class="field-error">
