@@ -12,6 +12,7 @@ import { deliveryLatency } from './latency.ts';
 import { type BenchResult, benchDatabase, environment, writeResults } from './lib.ts';
 import { metrics } from './metrics.ts';
 import { peers } from './peers.ts';
+import { queueModels } from './queue-models.ts';
 import { sender } from './sender.ts';
 import { startup } from './startup.ts';
 
@@ -29,6 +30,7 @@ const SUITE: Record<string, (url: string, embedded: boolean) => Promise<BenchRes
   startup,
   growth,
   peers,
+  'queue-models': queueModels,
   sender,
 };
 
