@@ -36,6 +36,10 @@ export const HELD_EVENTS = `with e as (
   returning id, created_at
 )`;
 
+/** The history rows of the deliveries a CTE `q` put in the queue (as the outbox writes both). */
+export const HISTORY_OF_QUEUED = `insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, created_at)
+  select project_id, delivery_id, event_id, event_created_at, endpoint_id, 'dispatch', now() from q`;
+
 export interface Endpoint {
   id: string;
   path: string;
@@ -163,7 +167,7 @@ export async function prepare(databaseUrl: string, env: Record<string, string> =
    * due is this harness's doing (one update, about half a second of PostgreSQL's time), not the worker's.
    */
   const go = async () => {
-    await client.query(`update deliveries set next_attempt_at = now() where project_id = $1`, [
+    await client.query(`update delivery_queue set next_attempt_at = now() where project_id = $1`, [
       tenant.projectId,
     ]);
     await client.query(`notify platform_deliveries`);
@@ -177,18 +181,20 @@ export async function prepare(databaseUrl: string, env: Record<string, string> =
   const holdFanOut = async (endpoints: Endpoint[], events: number) => {
     await reset();
     await client.query(
-      `${HELD_EVENTS}
-       insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at,
-                               created_at)
-       select $1, uuid_v7_at(e.created_at), e.id, e.created_at, w.id, 'dispatch', now() + interval '1 day', now()
-         from e cross join unnest($4::uuid[]) with ordinality as w(id, n)
-        order by e.id, w.n`,
+      `${HELD_EVENTS}, q as (
+         insert into delivery_queue (delivery_id, project_id, event_id, event_created_at, endpoint_id, next_attempt_at)
+         select uuid_v7_at(e.created_at), $1, e.id, e.created_at, w.id, now() + interval '1 day'
+           from e cross join unnest($4::uuid[]) with ordinality as w(id, n)
+          order by e.id, w.n
+         returning *
+       )
+       ${HISTORY_OF_QUEUED}`,
       [tenant.projectId, JSON.stringify(DATA), events, endpoints.map((e) => e.id)],
     );
   };
 
   const reset = async () => {
-    await client.query('truncate delivery_attempts, deliveries, event_subjects, events');
+    await client.query('truncate delivery_attempts, delivery_queue, deliveries, event_subjects, events');
     await client.query('update webhook_endpoints set rate_next_at = null');
     await fetch(`${receiver}/reset`, { method: 'POST' });
   };
@@ -273,13 +279,16 @@ export async function prepare(databaseUrl: string, env: Record<string, string> =
       await reset();
       for (const { endpoint, deliveries } of plan) {
         await client.query(
-          `${HELD_EVENTS}
-           insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at,
-                                   created_at, lane, held)
-           select $1, uuid_v7_at(e.created_at), e.id, e.created_at, $4, 'dispatch', now() + interval '1 day', now(),
-                  case when $5 then '' end, case when $5 and n > 1 then 'ordered' end
-             from (select *, row_number() over (order by id) as n from e) as e
-            order by n`,
+          `${HELD_EVENTS}, q as (
+             insert into delivery_queue (delivery_id, project_id, event_id, event_created_at, endpoint_id,
+                                         next_attempt_at, lane, held)
+             select uuid_v7_at(e.created_at), $1, e.id, e.created_at, $4, now() + interval '1 day',
+                    case when $5 then '' end, case when $5 and n > 1 then 'ordered' end
+               from (select *, row_number() over (order by id) as n from e) as e
+              order by n
+             returning *
+           )
+           ${HISTORY_OF_QUEUED}`,
           [tenant.projectId, JSON.stringify(DATA), deliveries, endpoint.id, endpoint.ordered === true],
         );
       }

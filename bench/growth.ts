@@ -10,6 +10,7 @@
 
 import pg from 'pg';
 import { createDatabase } from '../support/database.ts';
+import { HISTORY_OF_QUEUED } from './delivery.ts';
 import { migrationFigure, retentionFigures } from './growth-costs.ts';
 import { DATA, fillHistory, sizing } from './history-fill.ts';
 import {
@@ -246,10 +247,12 @@ async function side(url: string, receiver: string, label: string) {
          insert into events (project_id, id, type, data, created_at)
          select $1, uuid_v7_at($4), 'pay.payment.succeeded', $3::jsonb, $4 from generate_series(1, $2)
          returning id, created_at
+       ), q as (
+         insert into delivery_queue (delivery_id, project_id, event_id, event_created_at, endpoint_id)
+         select uuid_v7_at(e.created_at), $1, e.id, e.created_at, w from e cross join unnest($5::uuid[]) w
+         returning *
        )
-       insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at, created_at)
-       select $1, uuid_v7_at(e.created_at), e.id, e.created_at, w, 'dispatch', now(), e.created_at
-         from e cross join unnest($5::uuid[]) w`,
+       ${HISTORY_OF_QUEUED}`,
       [projectId, BURST_EVENTS, DATA, now, endpointIds],
     );
     const started = performance.now();

@@ -40,9 +40,8 @@ export async function fillHistory(
          returning id, created_at
        ), d as (
          insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, state, attempts,
-                                 next_attempt_at, last_status, delivered_at, created_at)
-         select $1, uuid_v7_at(e.created_at), e.id, e.created_at, w, 'dispatch', 'delivered', 3, e.created_at,
-                200, e.created_at + interval '3 minutes', e.created_at
+                                 last_status, delivered_at, created_at)
+         select $1, uuid_v7_at(e.created_at), e.id, e.created_at, w, 'dispatch', 'delivered', 3, 200, e.created_at + interval '3 minutes', e.created_at
            from e cross join unnest($2::uuid[]) w
          returning id, event_created_at
        )

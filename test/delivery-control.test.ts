@@ -274,9 +274,8 @@ describe('delivery control', () => {
            from generate_series(1, 100001)
          returning id, created_at
        )
-       insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, state,
-                               next_attempt_at, created_at, dead_at)
-       select $1, uuid_v7_at(created_at), id, created_at, $2, 'dispatch', 'dead', now(), now(), now() from e`,
+       insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, state, created_at, dead_at)
+       select $1, uuid_v7_at(created_at), id, created_at, $2, 'dispatch', 'dead', now(), now() from e`,
       [tenant.projectId, id],
     );
     const since = new Date(Date.now() - 2 * 3600_000).toISOString();

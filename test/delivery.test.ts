@@ -241,9 +241,9 @@ describe('webhook deliveries', () => {
       return d?.attemptCount === 1 && d;
     });
     const { rows } = await service.db.query(
-      `select extract(epoch from d.next_attempt_at - a.started_at) as gap, length(a.response_body) as captured
-         from deliveries d join delivery_attempts a on a.project_id = d.project_id and a.delivery_id = d.id
-        where d.id = $1`,
+      `select extract(epoch from q.next_attempt_at - a.started_at) as gap, length(a.response_body) as captured
+         from delivery_queue q join delivery_attempts a on a.project_id = q.project_id and a.delivery_id = q.delivery_id
+        where q.delivery_id = $1`,
       [waiting.id],
     );
     assert.ok(

@@ -87,8 +87,8 @@ describe('ordered delivery and rates across workers', () => {
     ).catch(async (error) => {
       // What is still pending, to see which lane is stuck.
       const { rows } = await service.db.query(
-        `select endpoint_id, lane, seq, held, attempts, lease_until > now() as leased from deliveries
-          where state = 'pending' order by endpoint_id, lane, seq limit 20`,
+        `select endpoint_id, lane, seq, held, attempts, lease_until > now() as leased from delivery_queue
+          order by endpoint_id, lane, seq limit 20`,
       );
       throw new Error(
         `${error.message}: ${whole.delivered()} and ${byKey.delivered()}; ${JSON.stringify(rows)}`,

@@ -52,10 +52,15 @@ async function eventAt(projectId: string, offsetDays: number, endpointId?: strin
     `with event as (
        insert into events (project_id, id, type, data, created_at)
        values ($1, $2, 'pay.old.thing', '{"n": 1}', uuid_time($2))
+     ), delivery as (
+       insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, state, created_at)
+       select $1, uuid_v7_at(uuid_time($2)), $2, uuid_time($2), $3, 'dispatch', $4, uuid_time($2)
+        where $3::uuid is not null
+       returning *
      )
-     insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, state, next_attempt_at, created_at)
-     select $1, uuid_v7_at(uuid_time($2)), $2, uuid_time($2), $3, 'dispatch', $4, now() + interval '1 day', uuid_time($2)
-      where $3::uuid is not null`,
+     insert into delivery_queue (delivery_id, project_id, event_id, event_created_at, endpoint_id, next_attempt_at)
+     select id, project_id, event_id, event_created_at, endpoint_id, now() + interval '1 day' from delivery
+      where state = 'pending'`,
     [projectId, id, endpointId ?? null, state],
   );
   return id;

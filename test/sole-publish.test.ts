@@ -79,7 +79,7 @@ describe('a publish as a sole write', () => {
     for (const key of ['o-3', 'o-4', 'o-5']) assert.equal((await publish(owner.key, event, key)).status, 202);
     assert.deepEqual(await soleWrites(), start, 'an ordered lane is settled by a second statement');
     const held = await service.db.query(
-      `select count(*) filter (where held = 'ordered')::int as held from deliveries where project_id = $1`,
+      `select count(*) filter (where held = 'ordered')::int as held from delivery_queue where project_id = $1`,
       [owner.projectId],
     );
     assert.equal(held.rows[0]?.held, 2, 'behind the head of the lane');
@@ -155,14 +155,15 @@ describe('a publish as a sole write', () => {
     assert.equal(sent.body.endpointId, plain);
     assert.deepEqual(await soleWrites(), { committed: before.committed + 1, missed: before.missed });
     const queued = await service.db.query(
-      `select endpoint_id::text, kind, held from deliveries where event_id = $1`,
+      `select d.endpoint_id::text, d.kind, q.held
+         from deliveries d join delivery_queue q on q.delivery_id = d.id where d.event_id = $1`,
       [sent.body.eventId],
     );
     assert.deepEqual(queued.rows, [{ endpoint_id: plain, kind: 'test', held: null }]);
 
     const inLane = await write(owner.key, `/core/v1/webhook-endpoints/${ordered}/test`, 't-4');
     assert.equal(inLane.status, 200);
-    const head = await service.db.query(`select held from deliveries where event_id = $1`, [
+    const head = await service.db.query(`select held from delivery_queue where event_id = $1`, [
       inLane.body.eventId,
     ]);
     assert.deepEqual(head.rows, [{ held: null }], 'the head of its lane, settled by the ordinary way');

@@ -1,13 +1,15 @@
 // The plans PostgreSQL keeps for the worker's statements: a delivery found by its key reads the primary key
 // only (migration 0016); a day's partitions are analyzed again as they double (partitions/statistics.ts), so
 // that a plan made while the day was small is made again; and the claim reads the due deliveries in order
-// up to its limit, even with statistics that know nothing of the backlog (claim.ts, DUE_QUERY).
+// up to its limit, even with statistics that know nothing of the backlog (claim.ts, DUE_QUERY); and
+// neither the claim nor the recorder reads every endpoint to find the few they concern.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { DUE_QUERY } from '../src/delivery/claim.ts';
+import { CLAIM_SETTINGS, DUE_QUERY } from '../src/delivery/claim.ts';
+import { RUNS_CHANGING } from '../src/delivery/store.ts';
 import { analyzeGrown } from '../src/partitions/statistics.ts';
 import { freshDatabase } from './helpers/database.ts';
 import { eventually } from './helpers/receiver.ts';
@@ -23,8 +25,8 @@ await db.query(`alter table ${today} set (autovacuum_enabled = false)`);
 /** `count` of one project's deliveries to one endpoint, made now (today's partition) and due. */
 const deliveries = (count: number, state = 'pending') =>
   db.query(
-    `insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, state, next_attempt_at, created_at)
-     select $1, gen_random_uuid(), gen_random_uuid(), now(), $2, 'dispatch', $4, now(), now()
+    `insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, state, created_at)
+     select $1, gen_random_uuid(), gen_random_uuid(), now(), $2, 'dispatch', $4, now()
        from generate_series(1, $3)`,
     [project, project, count, state],
   );
@@ -86,12 +88,17 @@ test("a day's partition is analyzed from 1,000 rows on, and again each time it h
 });
 
 test('the claim walks the due deliveries in order and stops at its limit, with statistics taken before a backlog', async () => {
-  await db.query(`update deliveries set state = 'delivered'`);
-  await db.query(`analyze ${today}`); // nothing pending, as far as the planner knows
-  await deliveries(3000);
+  await db.query('delete from delivery_queue');
+  await db.query('analyze delivery_queue'); // nothing pending, as far as the planner knows
+  await db.query(
+    `insert into delivery_queue (delivery_id, project_id, event_id, event_created_at, endpoint_id)
+     select gen_random_uuid(), $1, gen_random_uuid(), now(), $1 from generate_series(1, 3000)`,
+    [project],
+  );
   const plan = await db.transaction(async (tx) => {
     // A plan made for the values given (the first five calls of a named statement, or all of them).
     await tx.query('set local plan_cache_mode = force_custom_plan');
+    await tx.query(CLAIM_SETTINGS);
     await tx.query(`prepare due(int, uuid[], float8) as ${DUE_QUERY}`);
     const { rows } = await tx.query<{ 'QUERY PLAN': string }>(
       `explain (analyze, costs off, timing off, summary off) execute due(64, '{}', 0.25)`,
@@ -99,6 +106,52 @@ test('the claim walks the due deliveries in order and stops at its limit, with s
     await tx.query('deallocate due');
     return rows.map((r) => r['QUERY PLAN']).join('\n');
   });
-  assert.doesNotMatch(plan, /(^|->\s+)(Sort|Hash Join|Hash Right Join)\b/m, plan);
-  assert.match(plan, /Merge Append/, plan);
+  assert.doesNotMatch(plan, /(^|->\s+)(Hash Join|Hash Right Join)\b/m, plan);
+  assert.match(plan, /Index Scan using delivery_queue_due on delivery_queue/, plan);
+  // No step reads more than the limit's rows (a sort of the 64 taken, to join them in order, is fine).
+  const rows = [...plan.matchAll(/actual rows=(\d+)/g)].map((m) => Number(m[1]));
+  assert.ok(rows.length > 0 && rows.every((n) => n <= 64), plan);
+});
+
+test('the claim and the recorder probe the endpoints they concern by key, at 1,000 endpoints as at 10', async () => {
+  await db.query(`insert into projects (id, slug, name, mode) values ($1, $2, 'Statistics', 'test')`, [
+    project,
+    `statistics-${Date.now()}`,
+  ]);
+  await db.query(
+    `insert into webhook_endpoints (project_id, id, url, event_types, active_secret, created_at)
+     select $1, gen_random_uuid(), 'https://hooks.example.com/' || n, '{*}', '\\x00', now()
+       from generate_series(1, 1000) n`,
+    [project],
+  );
+  await db.query('analyze webhook_endpoints');
+  const { rows: some } = await db.query<{ id: string }>(
+    'select id from webhook_endpoints where project_id = $1 limit 3',
+    [project],
+  );
+  const plans = await db.transaction(async (tx) => {
+    // Plans made for any values, as the named statements keep them.
+    await tx.query('set local plan_cache_mode = force_generic_plan');
+    await tx.query(CLAIM_SETTINGS);
+    await tx.query(`prepare due(int, uuid[], float8) as ${DUE_QUERY}`);
+    await tx.query(`prepare runs(uuid[], uuid[], bool[], int[]) as ${RUNS_CHANGING}`);
+    const explain = async (sql: string) =>
+      (
+        await tx.query<{ 'QUERY PLAN': string }>(
+          `explain (analyze, costs off, timing off, summary off) ${sql}`,
+        )
+      ).rows
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
+    const ids = `array[${some.map((r) => `'${r.id}'::uuid`)}]`;
+    const projects = `array[${some.map(() => `'${project}'::uuid`)}]`;
+    return [
+      await explain(`execute due(64, '{}', 0.25)`),
+      await explain(`execute runs(${projects}, ${ids}, array[true, true, true], array[0, 0, 1])`),
+    ];
+  });
+  for (const plan of plans) {
+    assert.doesNotMatch(plan, /Seq Scan on webhook_endpoints/, plan);
+    assert.match(plan, /Index Scan using webhook_endpoints_pkey on webhook_endpoints/, plan);
+  }
 });

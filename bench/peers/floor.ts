@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { openDatabase } from '../../src/db/database.ts';
 import { type Completion, recordAttempts } from '../../src/delivery/store.ts';
-import { DATA, HELD_EVENTS } from '../delivery.ts';
+import { DATA, HELD_EVENTS, HISTORY_OF_QUEUED } from '../delivery.ts';
 
 /** The recorder's batch (recorder.ts, FLUSH_AT). */
 const BATCH = 200;
@@ -28,14 +28,16 @@ export async function recordFloor(
   try {
     const token = randomUUID();
     const { rows } = await db.query<{ id: string; event_created_at: Date; endpoint_id: string }>(
-      `${HELD_EVENTS}
-       insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at,
-                               created_at, lease_until, lease_token)
-       select $1, uuid_v7_at(e.created_at), e.id, e.created_at, w.id, 'dispatch', now() + interval '1 day', now(),
-              now() + interval '1 hour', $5
-         from e cross join unnest($4::uuid[]) with ordinality as w(id, n)
-        order by e.id, w.n
-       returning id, event_created_at, endpoint_id`,
+      `${HELD_EVENTS}, q as (
+         insert into delivery_queue (delivery_id, project_id, event_id, event_created_at, endpoint_id, next_attempt_at,
+                                     lease_until, lease_token)
+         select uuid_v7_at(e.created_at), $1, e.id, e.created_at, w.id, now() + interval '1 day',
+                now() + interval '1 hour', $5
+           from e cross join unnest($4::uuid[]) with ordinality as w(id, n)
+          order by e.id, w.n
+         returning *
+       ), h as (${HISTORY_OF_QUEUED})
+       select delivery_id as id, event_created_at, endpoint_id from q`,
       [projectId, JSON.stringify(DATA), events, endpointIds, token],
     );
     const completions: Completion[] = rows.map((row) => ({
@@ -46,6 +48,7 @@ export async function recordFloor(
       gone: false,
       eventCreatedAt: row.event_created_at,
       leaseToken: token,
+      attemptsBefore: 0,
       state: 'delivered',
       retryIn: 0,
       startedAt: new Date(),
@@ -60,7 +63,8 @@ export async function recordFloor(
       await recordAttempts(db, completions.slice(i, i + BATCH), DISABLE_AFTER_DEAD);
     const cpu = postgresCpu() - before;
     const { rows: done } = await db.query<{ n: number }>(
-      `select count(*)::int as n from deliveries where lease_token is null and state = 'delivered' and id = any($1::uuid[])`,
+      `select count(*)::int as n from deliveries where state = 'delivered' and id = any($1::uuid[])
+          and not exists (select from delivery_queue where delivery_id = any($1::uuid[]))`,
       [rows.map((r) => r.id)],
     );
     if (done[0]?.n !== rows.length) throw new Error(`record floor: ${done[0]?.n} of ${rows.length} recorded`);

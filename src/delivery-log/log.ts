@@ -33,15 +33,18 @@ export interface AttemptView {
 
 const VIEW = `d.id, d.event_id as "eventId", e.type as "eventType", d.endpoint_id as "endpointId", d.kind, d.state,
   d.attempts as "attemptCount",
-  case when d.state = 'pending' then to_char(d.next_attempt_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') end as "nextAttemptAt",
-  case when d.state <> 'pending' or d.lease_until > now() then null
-       when d.held is not null then d.held
-       when d.next_attempt_at <= now() then null
-       when d.throttled then 'throttled'
+  to_char(q.next_attempt_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "nextAttemptAt",
+  case when q.delivery_id is null or q.lease_until > now() then null
+       when q.held is not null then q.held
+       when q.next_attempt_at <= now() then null
+       when q.throttled then 'throttled'
        else 'retry' end as "waitReason",
   d.last_status as "lastStatus", d.last_error as "lastError",
   to_char(d.delivered_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "deliveredAt",
   to_char(d.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "createdAt"`;
+
+/** A delivery's place in the queue, while it is pending (VIEW reads it as `q`). */
+const QUEUED = 'left join delivery_queue q on q.delivery_id = d.id';
 
 const ATTEMPTS = `coalesce((
     select json_agg(json_build_object(
@@ -78,6 +81,7 @@ export const deliveryLog = (db: Db, retentionDays: number) => ({
     const { rows } = await db.query<DeliveryView>(
       `select ${VIEW} from deliveries d
          join events e on e.project_id = d.project_id and e.id = d.event_id and e.created_at = d.event_created_at
+         ${QUEUED}
         where d.project_id = $1 and d.event_id = $2 and d.event_created_at = $3
         order by d.created_at, d.id`,
       [projectId, eventId, eventCreatedAt],
@@ -118,6 +122,7 @@ export const deliveryLog = (db: Db, retentionDays: number) => ({
        select ${VIEW}, ${ATTEMPTS}
          from page d
          join events e on e.project_id = d.project_id and e.id = d.event_id and e.created_at = d.event_created_at
+         ${QUEUED}
         order by d.created_at desc, d.id desc`,
       [
         projectId,

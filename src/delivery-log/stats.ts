@@ -1,4 +1,4 @@
-// The queue's figures that health reports, read from the deliveries and the workers' heartbeats: its
+// The queue's figures that health reports, read from the queue, the history and the workers' heartbeats: its
 // state, cheap at any size (two probes of indexes), and its counts, which read every row they count.
 import { type Db, onlyRow } from '../db/database.ts';
 
@@ -18,8 +18,8 @@ export interface QueueCounts {
 export async function queueState(db: Db): Promise<QueueState> {
   return onlyRow(
     await db.query<QueueState>(
-      `select exists (select 1 from deliveries where state = 'pending') as busy,
-              (exists (select 1 from deliveries where state = 'pending' and held is null and next_attempt_at <= now())
+      `select exists (select 1 from delivery_queue) as busy,
+              (exists (select 1 from delivery_queue where held is null and next_attempt_at <= now())
                and not exists (select 1 from worker_heartbeats where seen_at > now() - interval '60 seconds'))
                 as "workerStale"`,
     ),
@@ -30,11 +30,10 @@ export async function queueCounts(db: Db): Promise<QueueCounts> {
   return onlyRow(
     await db.query<QueueCounts>(
       `select
-         (select count(*) from deliveries where state = 'dead')::int as dead,
+         (select count(*) from deliveries where dead_at is not null)::int as dead,
          (select count(*) from delivery_attempts
            where not succeeded and started_at > now() - interval '24 hours')::int as "failedAttempts24h",
-         (select count(*) from deliveries
-           where state = 'dead' and dead_at > now() - interval '24 hours')::int as "dead24h"`,
+         (select count(*) from deliveries where dead_at > now() - interval '24 hours')::int as "dead24h"`,
     ),
   );
 }
@@ -50,14 +49,14 @@ export interface QueueFigures {
 }
 
 /**
- * One statement over the pending deliveries only (the partial index of pending rows: its cost grows with
- * the backlog, not with the history) and the workers' heartbeats.
+ * One statement over the queue (its cost grows with the backlog, not with the history) and the workers'
+ * heartbeats.
  */
 export async function queueFigures(db: Db): Promise<QueueFigures> {
   const row = onlyRow(
     await db.query<QueueFigures['deliveries'] & { oldest: number; workers: number }>(
       `with pending as (
-         select held, next_attempt_at, lease_until >= now() as leased from deliveries where state = 'pending'
+         select held, next_attempt_at, lease_until >= now() as leased from delivery_queue
        )
        select count(*) filter (where held is null and next_attempt_at <= now() and not coalesce(leased, false))::int as due,
               count(*) filter (where leased)::int as in_flight,

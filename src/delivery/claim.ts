@@ -54,6 +54,8 @@ export interface Run {
 interface Due {
   project_id: string;
   id: string;
+  /** where its queue row is: the lease finds it there, without a second lookup by key */
+  ctid: string;
   event_created_at: Date;
   endpoint_id: string;
   lane: string | null;
@@ -72,6 +74,15 @@ interface Due {
 
 /** A delivery leased to be sent at `at`, or pushed to its slot `at` (epoch seconds). */
 type Action = { due: Due; action: 'claim' | 'push'; at: number };
+
+/**
+ * The claim transaction's settings, in one round trip. Its commit does not wait for its WAL (below, in
+ * claim). And the due rows are read by walking the due index in order, never by a bitmap of every due
+ * row sorted: with statistics taken while the queue was small (autovacuum analyzes it at its own time),
+ * the planner counted a backlog of thousands as a few rows and chose the bitmap, which reads the whole
+ * backlog at each claim (test/statistics.test.ts).
+ */
+export const CLAIM_SETTINGS = 'set local synchronous_commit = off; set local enable_bitmapscan = off';
 
 /**
  * Claims up to `limit` due deliveries, none of `leftOut`'s, and leases at most `share(endpoint)` of one
@@ -95,7 +106,7 @@ export async function claim(
     // what the next claim would decide again (a cancel, a hold, a push to a slot). The first write that
     // waits for its flush flushes this one too (docs/decisions/claim-commit.md: publish→receipt's p50
     // fell by a third).
-    await tx.query('set local synchronous_commit = off');
+    await tx.query(CLAIM_SETTINGS);
     const due = await dueDeliveries(tx, options.limit, options.leftOut);
     if (due.length === 0) return { runs: [], due: 0, pushed: 0, nextSlot: null, claimedAt: 0 };
     const now = due[0]?.now as number;
@@ -126,24 +137,24 @@ export async function claim(
 
 /**
  * The due deliveries in due order, with their endpoint's state; $1 the limit, $2 endpoints left out, $3
- * the lookahead in seconds. The limit is a subquery so that PostgreSQL cannot read its value when planning:
- * known, and with statistics taken before a backlog (they count it as a few rows, no more than the limit),
- * a plan made for the values (a custom plan) read every due delivery, hashed them with their endpoints and
- * sorted them, to keep 64 (tens of ms a claim with a backlog: docs/decisions/plans-on-a-small-day.md). An unknown limit is
- * planned as a tenth of the rows, so the plan walks the due index in order and stops at the limit.
+ * the lookahead in seconds. The queue rows are picked and locked first, walking the due index in order up
+ * to the limit (bitmap scans are off in the claim: CLAIM_SETTINGS), and only they are joined to their
+ * endpoints: with the join inside, the planner priced the walk with a probe of the endpoints per row and
+ * chose to read every due row, join and sort them (docs/decisions/plans-on-a-small-day.md).
  */
-export const DUE_QUERY = `select d.project_id, d.id, d.event_created_at, d.endpoint_id, d.lane, d.seq, d.throttled, d.held,
-                  d.lease_until, extract(epoch from d.next_attempt_at)::float8 as due_at,
+export const DUE_QUERY = `select q.project_id, q.delivery_id as id, q.ctid, q.event_created_at, q.endpoint_id, q.lane, q.seq,
+                  q.throttled, q.held, q.lease_until, extract(epoch from q.next_attempt_at)::float8 as due_at,
                   w.id is not null as found, w.active, w.paused, w.rate_limit_per_second as rate,
                   extract(epoch from now())::float8 as now
-             from deliveries d
-             left join webhook_endpoints w on w.project_id = d.project_id and w.id = d.endpoint_id
-            where d.state = 'pending' and d.held is null and d.next_attempt_at <= now() + make_interval(secs => $3)
-              and (d.lease_until is null or d.lease_until < now())
-              and d.endpoint_id <> all ($2::uuid[])
-            order by d.next_attempt_at
-            limit (select $1::int)
-            for update of d skip locked`;
+             from (select ctid, * from delivery_queue
+                    where held is null and next_attempt_at <= now() + make_interval(secs => $3)
+                      and (lease_until is null or lease_until < now())
+                      and endpoint_id <> all ($2::uuid[])
+                    order by next_attempt_at
+                    limit $1
+                      for update skip locked) q
+             left join webhook_endpoints w on w.project_id = q.project_id and w.id = q.endpoint_id
+            order by q.next_attempt_at`;
 
 async function dueDeliveries(tx: Db, limit: number, leftOut: string[]) {
   const { rows } = await tx.query<Due>({
@@ -184,12 +195,11 @@ async function runsBehind(tx: Db, heads: Due[]): Promise<Due[][]> {
          from unnest($1::uuid[], $2::uuid[], $3::text[], $4::bigint[], $5::uuid[])
               as h(project_id, endpoint_id, lane, seq, head_id)
         cross join lateral (
-          select d.project_id, d.id, d.event_created_at, d.endpoint_id, d.lane, d.seq, d.throttled, d.held,
-                 d.lease_until, extract(epoch from d.next_attempt_at)::float8 as due_at
-            from deliveries d
-           where d.project_id = h.project_id and d.endpoint_id = h.endpoint_id and d.lane = h.lane
-             and d.state = 'pending' and d.seq > h.seq
-           order by d.seq
+          select q.project_id, q.delivery_id as id, q.ctid, q.event_created_at, q.endpoint_id, q.lane, q.seq,
+                 q.throttled, q.held, q.lease_until, extract(epoch from q.next_attempt_at)::float8 as due_at
+            from delivery_queue q
+           where q.endpoint_id = h.endpoint_id and q.lane = h.lane and q.seq > h.seq and q.project_id = h.project_id
+           order by q.seq
            limit $6
              for update nowait) f
         order by f.seq`,
@@ -279,63 +289,52 @@ async function holdPaused(tx: Db, paused: Due[]) {
   const locked = new Set(rows.map((r) => r.endpoint_id));
   const mine = paused.filter((d) => locked.has(d.endpoint_id));
   await tx.query(
-    `update deliveries d set held = 'paused'
+    `update delivery_queue q set held = 'paused'
        from webhook_endpoints w
-      where (d.project_id, d.id, d.event_created_at) in
-              (select * from unnest($1::uuid[], $2::uuid[], $3::timestamptz[]))
-        and w.project_id = d.project_id and w.id = d.endpoint_id and w.paused`,
-    [mine.map((d) => d.project_id), mine.map((d) => d.id), mine.map((d) => d.event_created_at)],
+      where q.delivery_id = any ($1::uuid[]) and w.project_id = q.project_id and w.id = q.endpoint_id and w.paused`,
+    [mine.map((d) => d.id)],
   );
 }
 
-/** Cancels, pushes and leases in one statement; the leased deliveries with what their sends need. */
+/**
+ * Cancels, pushes and leases in one statement; the leased deliveries with what their sends need. The
+ * leased rows are found where the claim found them (by ctid: they are locked, so they have not moved).
+ */
 async function apply(
   tx: Db,
   { actions, slots }: Awaited<ReturnType<typeof paceRuns>>,
   cancel: Due[],
   options: { leaseSeconds: number; token: string; holder: number },
 ) {
-  const rows = [
-    ...actions.map((a) => ({ ...a.due, action: a.action, at: a.at, reason: null as string | null })),
-    ...cancel.map((d) => ({
-      ...d,
-      action: 'cancel',
-      at: 0,
-      reason: d.found ? 'endpoint disabled' : 'endpoint deleted',
-    })),
-  ];
-  const column = <K extends keyof (typeof rows)[number]>(key: K) => rows.map((r) => r[key]);
+  const claims = actions.filter((a) => a.action === 'claim');
+  const pushes = actions.filter((a) => a.action === 'push');
   const { rows: claimed } = await tx.query<ClaimedDelivery>({
     name: 'delivery-claim',
-    text: `with r as (
-       select * from unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::text[], $5::float8[], $6::text[])
-         as r(project_id, id, event_created_at, action, at, reason)
-     ), paced as (
+    text: `with paced as (
        update webhook_endpoints w set rate_next_at = to_timestamp(s.next_free)
-         from unnest($9::uuid[], $10::uuid[], $11::float8[]) as s(project_id, id, next_free)
+         from unnest($1::uuid[], $2::uuid[], $3::float8[]) as s(project_id, id, next_free)
         where w.project_id = s.project_id and w.id = s.id
      ), cancelled as (
-       update deliveries d set state = 'cancelled', lease_until = null, lease_token = null, last_error = r.reason
-         from r
-        where d.project_id = r.project_id and d.id = r.id and d.event_created_at = r.event_created_at
-          and r.action = 'cancel'
+       delete from delivery_queue q using unnest($4::uuid[], $5::text[]) as r(id, reason)
+        where q.delivery_id = r.id
+       returning q.project_id, q.delivery_id, q.event_created_at, r.reason
+     ), cancelled_history as (
+       update deliveries d set state = 'cancelled', last_error = c.reason
+         from cancelled c
+        where d.project_id = c.project_id and d.id = c.delivery_id and d.event_created_at = c.event_created_at
      ), pushed as (
-       update deliveries d set next_attempt_at = to_timestamp(r.at), throttled = true
-         from r
-        where d.project_id = r.project_id and d.id = r.id and d.event_created_at = r.event_created_at
-          and r.action = 'push'
+       update delivery_queue q set next_attempt_at = to_timestamp(r.at), throttled = true
+         from unnest($6::uuid[], $7::float8[]) as r(id, at)
+        where q.delivery_id = r.id
      ), claimed as (
-       update deliveries d
-          set lease_until = now() + make_interval(secs => $7), lease_token = $8, lease_holder = $12,
-              throttled = false
-         from r
-        where d.project_id = r.project_id and d.id = r.id and d.event_created_at = r.event_created_at
-          and r.action = 'claim'
-       returning d.project_id, d.id, d.event_id, d.event_created_at, d.endpoint_id, d.lane, d.attempts,
-                 (r.at * 1000)::float8 as send_at
+       update delivery_queue q
+          set lease_until = now() + make_interval(secs => $8), lease_token = $9, lease_holder = $10, throttled = false
+        where q.ctid = any ($11::tid[])
+       returning q.project_id, q.delivery_id as id, q.event_id, q.event_created_at, q.endpoint_id, q.lane, q.attempts
      )
-     select c.*, e.type, e.data, w.url, w.active_secret, w.previous_secret
+     select c.*, (r.at * 1000)::float8 as send_at, e.type, e.data, w.url, w.active_secret, w.previous_secret
        from claimed c
+       join unnest($12::uuid[], $13::float8[]) as r(id, at) on r.id = c.id
        -- Each event by its whole key (a lateral subquery the planner cannot flatten, for its limit): joined
        -- plainly, the planner (which cannot count what the update returns) probed the events by project
        -- alone and read the project's every event for each row (a run of 500 took 50-230 ms, growing).
@@ -345,18 +344,19 @@ async function apply(
           limit 1) e
        join webhook_endpoints w on w.project_id = c.project_id and w.id = c.endpoint_id`,
     values: [
-      column('project_id'),
-      column('id'),
-      column('event_created_at'),
-      column('action'),
-      column('at'),
-      column('reason'),
-      options.leaseSeconds,
-      options.token,
       slots.map((s) => s.project_id),
       slots.map((s) => s.id),
       slots.map((s) => s.next_free),
+      cancel.map((d) => d.id),
+      cancel.map((d) => (d.found ? 'endpoint disabled' : 'endpoint deleted')),
+      pushes.map((a) => a.due.id),
+      pushes.map((a) => a.at),
+      options.leaseSeconds,
+      options.token,
       options.holder,
+      claims.map((a) => a.due.ctid),
+      claims.map((a) => a.due.id),
+      claims.map((a) => a.at),
     ],
   });
   return claimed;

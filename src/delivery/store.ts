@@ -14,6 +14,8 @@ export interface Completion {
   /** the partition the delivery lives in */
   eventCreatedAt: Date;
   leaseToken: string;
+  /** attempts made before this one, as the claim read them */
+  attemptsBefore: number;
   state: 'pending' | 'delivered' | 'dead';
   /** seconds until the next attempt, when state is pending */
   retryIn: number;
@@ -41,9 +43,11 @@ export const WORKER_LOCK = 7310014;
 
 export const deliveryStore = (db: Db) => ({
   /**
-   * Records a batch of attempts in one statement: each delivery's next state (only while this worker still
-   * holds its lease), and one attempt row each. A delivery cancelled while its attempt was in flight keeps
-   * its state and reason (cancelPending leaves the lease token for this), and the attempt is recorded.
+   * Records a batch of attempts in one statement, only of deliveries this worker still leases: a retried
+   * one stays in the queue for its next attempt, a finished one leaves it (a delete), and its history row
+   * takes the outcome (a HOT update: no index of the history names what changes) and one attempt row. A
+   * delivery cancelled (or expired) while its attempt was in flight has left the queue: the attempt is
+   * recorded, and its state and reason kept, if no other attempt was recorded since the claim.
    */
   async complete(batch: Completion[]): Promise<Recorded[]> {
     if (batch.length === 0) return [];
@@ -52,23 +56,34 @@ export const deliveryStore = (db: Db) => ({
       name: 'delivery-complete',
       text: `with r as (
          select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::float8[], $6::timestamptz[],
-                              $7::int[], $8::int[], $9::text[], $10::bool[], $11::text[], $12::timestamptz[])
+                              $7::int[], $8::int[], $9::text[], $10::bool[], $11::text[], $12::timestamptz[],
+                              $13::int[])
            as r(project_id, id, lease_token, state, retry_in, started_at, duration_ms, status_code, error,
-                succeeded, response_body, event_created_at)
+                succeeded, response_body, event_created_at, attempts_before)
+       ), retried as (
+         update delivery_queue q
+            set attempts = q.attempts + 1, next_attempt_at = now() + make_interval(secs => r.retry_in),
+                lease_until = null, lease_token = null, lease_holder = null
+           from r
+          where q.delivery_id = r.id and q.lease_token = r.lease_token and r.state = 'pending'
+         returning q.delivery_id
+       ), finished as (
+         delete from delivery_queue q using r
+          where q.delivery_id = r.id and q.lease_token = r.lease_token and r.state <> 'pending'
+         returning q.delivery_id
+       ), mine as (
+         select delivery_id from retried union all select delivery_id from finished
        ), updated as (
          update deliveries d
-            set state = case when d.state = 'pending' then r.state else d.state end,
+            set state = case when m.delivery_id is not null then r.state else d.state end,
                 attempts = d.attempts + 1,
-                next_attempt_at = case when d.state = 'pending' and r.state = 'pending'
-                                       then now() + make_interval(secs => r.retry_in) else d.next_attempt_at end,
-                lease_until = null, lease_token = null,
                 last_status = r.status_code,
-                last_error = case when d.state = 'pending' then r.error else d.last_error end,
-                delivered_at = case when d.state = 'pending' and r.state = 'delivered' then now() end,
-                dead_at = case when d.state = 'pending' and r.state = 'dead' then now() end
-           from r
+                last_error = case when m.delivery_id is not null then r.error else d.last_error end,
+                delivered_at = case when m.delivery_id is not null and r.state = 'delivered' then now() else d.delivered_at end,
+                dead_at = case when m.delivery_id is not null and r.state = 'dead' then now() else d.dead_at end
+           from r left join mine m on m.delivery_id = r.id
           where d.project_id = r.project_id and d.id = r.id and d.event_created_at = r.event_created_at
-            and d.lease_token = r.lease_token
+            and (m.delivery_id is not null or (d.state <> 'pending' and d.attempts = r.attempts_before))
          returning d.project_id, d.id, d.event_id, d.event_created_at, d.endpoint_id, d.state, d.attempts,
                    r.started_at, r.duration_ms, r.status_code, r.error, r.succeeded, r.response_body
        ), attempts as (
@@ -99,24 +114,19 @@ export const deliveryStore = (db: Db) => ({
         column('succeeded'),
         column('responseBody'),
         column('eventCreatedAt'),
+        column('attemptsBefore'),
       ],
     });
     return rows;
   },
 
   /** Hands claimed deliveries back (unsent: a stopping worker, a run cut short, a pause). */
-  async release(deliveries: { project_id: string; id: string; event_created_at: Date }[]) {
+  async release(deliveries: { id: string }[]) {
     if (deliveries.length === 0) return;
     await db.query(
-      `update deliveries d set lease_until = null, lease_token = null
-         from unnest($1::uuid[], $2::uuid[], $3::timestamptz[]) as r(project_id, id, event_created_at)
-        where d.project_id = r.project_id and d.id = r.id and d.event_created_at = r.event_created_at
-          and d.state = 'pending'`,
-      [
-        deliveries.map((d) => d.project_id),
-        deliveries.map((d) => d.id),
-        deliveries.map((d) => d.event_created_at),
-      ],
+      `update delivery_queue set lease_until = null, lease_token = null, lease_holder = null
+        where delivery_id = any ($1::uuid[])`,
+      [deliveries.map((d) => d.id)],
     );
   },
 
@@ -148,9 +158,9 @@ export const deliveryStore = (db: Db) => ({
                  and l.classid = ${WORKER_LOCK} and l.objid = h.lock_key)
          returning h.lock_key
        ), freed as (
-         update deliveries d set lease_until = null, lease_token = null
+         update delivery_queue q set lease_until = null, lease_token = null, lease_holder = null
            from dead
-          where d.state = 'pending' and d.lease_holder = dead.lock_key and d.lease_until > now()
+          where q.lease_holder = dead.lock_key and q.lease_until > now()
          returning 1
        )
        select (select count(*) from dead)::int as workers, (select count(*) from freed)::int as deliveries`,
@@ -210,6 +220,13 @@ export async function recordAttempts(db: Database, batch: Completion[], disableA
   });
 }
 
+/** Of the endpoints $2 (of projects $1) whose runs end ($3) or grow by $4 deaths, those whose run changes. */
+export const RUNS_CHANGING = `select from unnest($1::uuid[], $2::uuid[], $3::bool[], $4::int[]) as r(project_id, id, reset, dead)
+  cross join lateral (
+    select from webhook_endpoints w
+     where w.project_id = r.project_id and w.id = r.id and (r.dead > 0 or w.dead_streak > 0)
+     limit 1) w`;
+
 /**
  * Keeps each endpoint's run of dead deliveries (a delivered one ends it); the endpoints whose run
  * reached the threshold. Only endpoints whose run changes are written.
@@ -226,23 +243,30 @@ async function countDeaths(tx: Db, batch: Completion[], recorded: Recorded[], th
     runs.set(c.endpointId, run);
   }
   const list = [...runs.entries()];
-  const { rows } = await tx.query<{ project_id: string; id: string; disable: boolean }>({
-    // Named, so that it is planned once per connection rather than for every batch recorded
-    name: 'delivery-deaths',
-    text: `update webhook_endpoints w
+  const values = [
+    list.map(([, r]) => r.projectId),
+    list.map(([id]) => id),
+    list.map(([, r]) => r.reset),
+    list.map(([, r]) => r.dead),
+  ];
+  // Which runs change: a death, or a delivery that ends a run. Usually none (every delivery succeeded, no
+  // run under way), and then nothing is written. Each endpoint is probed by its key (a lateral subquery
+  // with a limit, which the planner cannot turn into a join): joined plainly, a plan made for any batch
+  // (the statement is named) hashed the batch and read every endpoint of the installation (0.28-0.36 ms
+  // a batch at 1,000 endpoints, against 0.02-0.04 at 10).
+  if (list.length === 0) return new Map<string, { projectId: string; why: 'dead' | 'gone' }>();
+  const { rowCount } = await tx.query({ name: 'delivery-deaths-changing', text: RUNS_CHANGING, values });
+  if (!rowCount) return new Map<string, { projectId: string; why: 'dead' | 'gone' }>();
+  // Unnamed, so planned for these few endpoints: a probe of each by its key.
+  const { rows } = await tx.query<{ project_id: string; id: string; disable: boolean }>(
+    `update webhook_endpoints w
         set dead_streak = case when r.reset then r.dead else w.dead_streak + r.dead end
        from unnest($1::uuid[], $2::uuid[], $3::bool[], $4::int[]) as r(project_id, id, reset, dead)
       where w.project_id = r.project_id and w.id = r.id
         and (r.dead > 0 or w.dead_streak > 0)
      returning w.project_id, w.id, w.active and w.dead_streak >= $5 as disable`,
-    values: [
-      list.map(([, r]) => r.projectId),
-      list.map(([id]) => id),
-      list.map(([, r]) => r.reset),
-      list.map(([, r]) => r.dead),
-      threshold,
-    ],
-  });
+    [...values, threshold],
+  );
   const disabled = new Map<string, { projectId: string; why: 'dead' | 'gone' }>();
   for (const r of rows) if (r.disable) disabled.set(r.id, { projectId: r.project_id, why: 'dead' });
   return disabled;

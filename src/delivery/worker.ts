@@ -291,6 +291,7 @@ export class DeliveryWorker {
       gone,
       eventCreatedAt: delivery.event_created_at,
       leaseToken: token,
+      attemptsBefore: delivery.attempts,
       ...nextState(delivery.attempts + 1, succeeded, result, this.deps.config.retryScheduleSeconds),
       startedAt,
       durationMs: result.durationMs,

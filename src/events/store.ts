@@ -36,17 +36,15 @@ const OUTBOX = `event as (
   ), tags as (
     insert into event_subjects (project_id, subject_hmac, event_id, event_created_at)
     select $1, subject_hmac, event.id, event.created_at from event, unnest($5::bytea[]) as subject_hmac
-  ), queued as (
-    ${enqueue({
-      project: '$1',
-      event: 'event.id',
-      createdAt: 'event.created_at',
-      kind: 'dispatch',
-      orderingKey: '$6::text',
-      from: 'event, webhook_endpoints w',
-      where: subscribed('$1', '$3'),
-    })}
-  )`;
+  ), ${enqueue({
+    project: '$1',
+    event: 'event.id',
+    createdAt: 'event.created_at',
+    kind: 'dispatch',
+    orderingKey: '$6::text',
+    from: 'event, webhook_endpoints w',
+    where: subscribed('$1', '$3'),
+  })}`;
 
 /** A test event ($3, of type $5 with data $4) and its one delivery to endpoint $2 of project $1, if it has it. */
 const TEST_OUTBOX = `endpoint as (
@@ -55,17 +53,15 @@ const TEST_OUTBOX = `endpoint as (
     insert into events (project_id, id, type, data, created_at)
     select $1, $3, $5, $4, uuid_time($3) from endpoint
     returning id, created_at
-  ), queued as (
-    ${enqueue({
-      project: '$1',
-      event: 'event.id',
-      createdAt: 'event.created_at',
-      kind: 'test',
-      orderingKey: 'null::text',
-      from: 'event, webhook_endpoints w',
-      where: 'w.project_id = $1 and w.id = $2',
-    })}
-  )`;
+  ), ${enqueue({
+    project: '$1',
+    event: 'event.id',
+    createdAt: 'event.created_at',
+    kind: 'test',
+    orderingKey: 'null::text',
+    from: 'event, webhook_endpoints w',
+    where: 'w.project_id = $1 and w.id = $2',
+  })}`;
 
 /** A test event: core.webhook.test, or an example of a type of the catalogue. */
 export interface TestEvent {
@@ -147,17 +143,15 @@ export const eventStore = (db: Db) => ({
     event: { id: string; type: string; createdAt: Date; orderingKey: string | null },
   ): Promise<Queued> {
     const { rows } = await db.query<Queued>(
-      `with queued as (
-         ${enqueue({
-           project: '$1',
-           event: '$2',
-           createdAt: '$4',
-           kind: 'replay',
-           orderingKey: '$5::text',
-           from: 'webhook_endpoints w',
-           where: subscribed('$1', '$3'),
-         })}
-       )
+      `with ${enqueue({
+        project: '$1',
+        event: '$2',
+        createdAt: '$4',
+        kind: 'replay',
+        orderingKey: '$5::text',
+        from: 'webhook_endpoints w',
+        where: subscribed('$1', '$3'),
+      })}
        select ${QUEUED_RESULT} from queued`,
       [projectId, event.id, event.type, event.createdAt, event.orderingKey],
     );

@@ -43,20 +43,18 @@ export async function promote(db: Db, lanes: Lane[]) {
   if (lanes.length === 0) return;
   await db.query(
     `with heads as (
-       select d.project_id, d.id, d.event_created_at
+       select q.delivery_id
          from unnest($1::uuid[], $2::uuid[], $3::text[]) as l(project_id, endpoint_id, lane)
         cross join lateral (
-          select d.project_id, d.id, d.event_created_at, d.held from deliveries d
-           where d.project_id = l.project_id and d.endpoint_id = l.endpoint_id and d.lane = l.lane
-             and d.state = 'pending'
-           order by d.seq limit 1) d
-        where d.held = 'ordered'
+          select q.delivery_id, q.held from delivery_queue q
+           where q.endpoint_id = l.endpoint_id and q.lane = l.lane and q.project_id = l.project_id
+           order by q.seq limit 1) q
+        where q.held = 'ordered'
      ), promoted as (
-       update deliveries d set held = case when w.paused then 'paused' end
+       update delivery_queue q set held = case when w.paused then 'paused' end
          from heads h, webhook_endpoints w
-        where d.project_id = h.project_id and d.id = h.id and d.event_created_at = h.event_created_at
-          and w.project_id = d.project_id and w.id = d.endpoint_id
-       returning d.held, d.lease_until
+        where q.delivery_id = h.delivery_id and w.project_id = q.project_id and w.id = q.endpoint_id
+       returning q.held, q.lease_until
      )
      -- A head already leased (the run of the worker that sends this lane) needs nobody woken.
      select pg_notify('${DELIVERIES_CHANNEL}', '')
@@ -94,21 +92,21 @@ export const HELD_IN_LANE = `case when l.lane is not null then 'ordered' end`;
 export async function relane(db: Db, projectId: string, endpointId: string) {
   await db.query(
     `with pending as (
-       select d.project_id, d.id, d.event_created_at, l.lane,
-              row_number() over (partition by l.lane order by d.seq) as place,
+       select q.delivery_id, l.lane,
+              row_number() over (partition by l.lane order by q.seq) as place,
               w.paused
-         from deliveries d
-         join webhook_endpoints w on w.project_id = d.project_id and w.id = d.endpoint_id
-         join events e on e.project_id = d.project_id and e.id = d.event_id and e.created_at = d.event_created_at
+         from delivery_queue q
+         join webhook_endpoints w on w.project_id = q.project_id and w.id = q.endpoint_id
+         join events e on e.project_id = q.project_id and e.id = q.event_id and e.created_at = q.event_created_at
         cross join lateral (select ${laneOf('e.ordering_key')} as lane) l
-        where d.project_id = $1 and d.endpoint_id = $2 and d.state = 'pending'
+        where q.endpoint_id = $2 and q.project_id = $1
      ), changed as (
-       update deliveries d
+       update delivery_queue q
           set lane = p.lane,
               held = case when p.lane is not null and p.place > 1 then 'ordered' when p.paused then 'paused' end
          from pending p
-        where d.project_id = p.project_id and d.id = p.id and d.event_created_at = p.event_created_at
-       returning d.held
+        where q.delivery_id = p.delivery_id
+       returning q.held
      )
      select pg_notify('${DELIVERIES_CHANNEL}', '') from (select 1 from changed where held is null limit 1) as any_queued`,
     [projectId, endpointId],
@@ -123,8 +121,8 @@ export async function relane(db: Db, projectId: string, endpointId: string) {
 export async function holdForPause(db: Db, projectId: string, endpointId: string, paused: boolean) {
   await db.query(
     `with changed as (
-       update deliveries set held = case when $3 then 'paused' end
-        where project_id = $1 and endpoint_id = $2 and state = 'pending'
+       update delivery_queue set held = case when $3 then 'paused' end
+        where endpoint_id = $2 and project_id = $1
           and held is not distinct from case when $3 then null else 'paused' end
           and (not $3 or lease_until is null or lease_until < now())
        returning 1

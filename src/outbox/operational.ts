@@ -104,19 +104,16 @@ export async function emitOperational(db: Db, events: OperationalEvent[], now = 
        insert into events (project_id, id, type, data, created_at)
        select project_id, id, type, data, uuid_time(id) from new
        returning project_id, id, type, created_at
-     ), queued as (
-       ${enqueue({
-         project: 'event.project_id',
-         event: 'event.id',
-         createdAt: 'event.created_at',
-         kind: 'dispatch',
-         orderingKey: 'null::text',
-         from: `event join webhook_endpoints w on w.project_id = event.project_id and w.active
+     ), ${enqueue({
+       project: 'event.project_id',
+       event: 'event.id',
+       createdAt: 'event.created_at',
+       kind: 'dispatch',
+       orderingKey: 'null::text',
+       from: `event join webhook_endpoints w on w.project_id = event.project_id and w.active
                                                and subscribes(w.event_types, event.type)`,
-         where: 'true',
-         returning: 'project_id, endpoint_id, lane',
-       })}
-     )
+       where: 'true',
+     })}
      select coalesce(jsonb_agg(distinct jsonb_build_array(project_id, endpoint_id, lane))
                        filter (where lane is not null), '[]') as lanes,
             case when count(*) > 0 then pg_notify('${DELIVERIES_CHANNEL}', '') end

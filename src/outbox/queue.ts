@@ -25,10 +25,10 @@ export const subscribed = (project: string, type: string) =>
   `w.project_id = ${project} and w.active and subscribes(w.event_types, ${type}::text)`;
 
 /**
- * An insert of one delivery per endpoint `w` found by `from` and `where` (SQL), of the event whose
- * project, id and time are the expressions given, in the lane its ordering key makes (in an ordered lane
- * it waits behind the lane's head until promote, lanes.ts, says otherwise); returning what `returning`
- * names of each (by default its endpoint and lane, as QUEUED_RESULT reads them).
+ * Two CTEs, `queued` and `queued_history`: one delivery per endpoint `w` found by `from` and `where`
+ * (SQL), of the event whose project, id and time are the expressions given, put in the queue and in the
+ * history, in the lane its ordering key makes (in an ordered lane it waits behind the lane's head until
+ * promote, lanes.ts, says otherwise). `queued` returns each one's project_id, endpoint_id and lane.
  */
 export const enqueue = (o: {
   project: string;
@@ -38,17 +38,34 @@ export const enqueue = (o: {
   orderingKey: string;
   from: string;
   where: string;
-  returning?: string;
-}) => `insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, next_attempt_at, created_at, lane, held)
-    select ${o.project}, uuid_v7_at(${o.createdAt}), ${o.event}, ${o.createdAt}, w.id, '${o.kind}', now(), now(), l.lane, ${HELD_IN_LANE}
+}) => `queued as (
+    insert into delivery_queue (delivery_id, project_id, event_id, event_created_at, endpoint_id, lane, held)
+    select uuid_v7_at(${o.createdAt}), ${o.project}, ${o.event}, ${o.createdAt}, w.id, l.lane, ${HELD_IN_LANE}
       from ${o.from} cross join lateral (select ${laneOf(o.orderingKey)} as lane) l
      where ${o.where}
-    returning ${o.returning ?? 'endpoint_id, lane'}`;
+    returning delivery_id, project_id, event_id, event_created_at, endpoint_id, lane
+  ), queued_history as (
+    insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, created_at)
+    select project_id, delivery_id, event_id, event_created_at, endpoint_id, '${o.kind}', now() from queued
+  )`;
+
+/**
+ * CTEs: the pending deliveries that `find` finds (of delivery_queue) leave the queue, cancelled for the
+ * reason `$3`; `cancelled` returns them.
+ */
+const cancel = (find: string) => `cancelling as (${find}), cancelled as (
+       delete from delivery_queue q using cancelling c where q.delivery_id = c.delivery_id
+       returning q.project_id, q.delivery_id, q.event_created_at
+     ), cancelled_history as (
+       update deliveries d set state = 'cancelled', last_error = $3
+         from cancelled c
+        where d.project_id = c.project_id and d.id = c.delivery_id and d.event_created_at = c.event_created_at
+     )`;
 
 /**
  * Cancels an endpoint's pending deliveries, held by a worker or not, and tells every worker to drop the
- * ones it holds (NOTIFY with the endpoint's id, sent at commit). The lease token stays, so that an attempt
- * in flight is still recorded when it ends. The one way an endpoint's deliveries are cancelled: by its
+ * ones it holds (NOTIFY with the endpoint's id, sent at commit). An attempt in flight is still recorded
+ * when it ends (store.ts). The one way an endpoint's deliveries are cancelled: by its
  * owner, on deletion, and when it is disabled. Takes the endpoint's lane lock (lanes.ts). How many.
  */
 export async function cancelPending(
@@ -60,11 +77,8 @@ export async function cancelPending(
 ) {
   await lockLanes(db, [endpointId]);
   const { rows } = await db.query<{ cancelled: number }>(
-    `with cancelled as (
-       update deliveries set state = 'cancelled', lease_until = null, held = null, last_error = $3
-        where project_id = $1 and endpoint_id = $2 and state = 'pending' and id is distinct from $4
-       returning 1
-     )
+    `with ${cancel(`select * from delivery_queue
+                     where endpoint_id = $2 and project_id = $1 and delivery_id is distinct from $4`)}
      select count(*)::int as cancelled,
             case when count(*) > 0 then pg_notify('${DELIVERIES_CHANNEL}', $2::text) end
        from cancelled`,
@@ -73,9 +87,13 @@ export async function cancelPending(
   return rows[0]?.cancelled ?? 0;
 }
 
-/** The cancel of a deletion's sole write (`$1` project, `$2` endpoint, `$3` reason), once `gone` deleted it. */
-export const CANCEL_WITH_DELETION = `update deliveries set state = 'cancelled', lease_until = null, held = null, last_error = $3
-              where project_id = $1 and endpoint_id = $2 and state = 'pending' and exists (select from gone)`;
+/**
+ * The CTEs that cancel in a deletion's sole write (`$1` project, `$2` endpoint, `$3` reason), once `gone`
+ * deleted it.
+ */
+export const CANCEL_WITH_DELETION = cancel(
+  'select * from delivery_queue where endpoint_id = $2 and project_id = $1 and exists (select from gone)',
+);
 
 /** Tells every worker to let go of what it holds of the endpoint and has not sent (it was paused). */
 export async function releaseHeld(db: Db, endpointId: string) {
@@ -85,8 +103,8 @@ export async function releaseHeld(db: Db, endpointId: string) {
 /** Frees the slots an endpoint's deliveries hold (its rate changed): they take new ones when next claimed. */
 export async function forgetSlots(db: Db, projectId: string, endpointId: string) {
   await db.query(
-    `update deliveries set next_attempt_at = now(), throttled = false
-      where project_id = $1 and endpoint_id = $2 and state = 'pending' and throttled`,
+    `update delivery_queue set next_attempt_at = now(), throttled = false
+      where endpoint_id = $2 and project_id = $1 and throttled`,
     [projectId, endpointId],
   );
 }

@@ -74,9 +74,14 @@ export const historyRetention = (db: Database) => ({
   /** Marks dead the deliveries still pending before the horizon; how many. */
   async expirePending(horizon: string): Promise<number> {
     const result = await db.query(
-      `update deliveries set state = 'dead', dead_at = now(), lease_until = null,
+      `with expired as (
+         delete from delivery_queue where event_created_at < $1::date
+         returning project_id, delivery_id, event_created_at
+       )
+       update deliveries d set state = 'dead', dead_at = now(),
               last_error = 'not delivered within the retention of its history'
-        where state = 'pending' and event_created_at < $1::date`,
+         from expired x
+        where d.project_id = x.project_id and d.id = x.delivery_id and d.event_created_at = x.event_created_at`,
       [horizon],
     );
     return result.rowCount ?? 0;
@@ -163,11 +168,12 @@ async function dropDay(tx: Db, day: string): Promise<boolean> {
     'lock table only events, event_subjects, deliveries, delivery_attempts in access exclusive mode',
   );
   const suffix = day.replace(/-/g, '');
-  // Two probes, each of its partial index (pending, dead): one condition joining them read the whole day.
+  // Two probes: the queue (small), and the dead deliveries' index; one condition joining them read the whole day.
   const { rows } = await tx.query<{ busy: boolean }>(
-    `select exists (select 1 from deliveries_${suffix} where state = 'pending')
-         or exists (select 1 from deliveries_${suffix} where state = 'dead' and dead_at > now() - interval '24 hours')
+    `select exists (select 1 from delivery_queue where event_created_at >= $1::date and event_created_at < $1::date + 1)
+         or exists (select 1 from deliveries_${suffix} where dead_at > now() - interval '24 hours')
          as busy`,
+    [day],
   );
   if (rows[0]?.busy) return false;
   await tx.query(

@@ -67,20 +67,18 @@ async function runBatch(db: Database, job: Claimed): Promise<boolean> {
       `with batch as (
          select event_id, event_created_at from job_events
           where project_id = $1 and job_id = $2 and n > $3 order by n limit $4
-       ), queued as (
-         ${enqueue({
-           project: '$1',
-           event: 'e.id',
-           createdAt: 'e.created_at',
-           kind: 'replay',
-           orderingKey: 'e.ordering_key',
-           from: `(select e.* from batch b
+       ), ${enqueue({
+         project: '$1',
+         event: 'e.id',
+         createdAt: 'e.created_at',
+         kind: 'replay',
+         orderingKey: 'e.ordering_key',
+         from: `(select e.* from batch b
                      join events e on e.project_id = $1 and e.id = b.event_id and e.created_at = b.event_created_at
                     order by e.created_at, e.id) e
                   join webhook_endpoints w on w.project_id = $1 and w.id = $5 and w.active`,
-           where: 'true',
-         })}
-       ), progress as (
+         where: 'true',
+       })}, progress as (
          update jobs set done = done + (select count(*) from batch),
                 lease_until = now() + make_interval(secs => $6),
                 state = case when (select count(*) from batch) < $4 then 'done' else state end,

@@ -46,17 +46,30 @@ export const recovery = (db: Db, retentionDays: number) => ({
     if (!delivery.active) throw endpointDisabled();
     await lockLanes(db, [delivery.endpoint_id]);
     const { rows: retried } = await db.query<{ lane: string | null }>(
-      `update deliveries d
-          set next_attempt_at = now(), throttled = false,
-              state = 'pending', dead_at = null,
-              lane = case when d.state = 'dead' then l.lane else d.lane end,
-              held = case when d.state = 'dead' and l.lane is not null then 'ordered' else d.held end,
-              seq = case when d.state = 'dead' then nextval('delivery_seq') else d.seq end
-         from webhook_endpoints w, events e, lateral (select ${laneOf('e.ordering_key')} as lane) l
-        where d.project_id = $1 and d.id = $2 and d.state in ('dead', 'pending')
-          and w.project_id = d.project_id and w.id = d.endpoint_id
-          and e.project_id = d.project_id and e.id = d.event_id and e.created_at = d.event_created_at
-       returning d.lane, pg_notify('${DELIVERIES_CHANNEL}', '')`,
+      `with target as (
+         select d.project_id, d.id, d.event_id, d.event_created_at, d.endpoint_id, d.attempts, d.state, l.lane
+           from deliveries d
+           join webhook_endpoints w on w.project_id = d.project_id and w.id = d.endpoint_id
+           join events e on e.project_id = d.project_id and e.id = d.event_id and e.created_at = d.event_created_at
+          cross join lateral (select ${laneOf('e.ordering_key')} as lane) l
+          where d.project_id = $1 and d.id = $2 and d.state in ('dead', 'pending')
+            for update of d
+       ), due_now as (
+         update delivery_queue q set next_attempt_at = now(), throttled = false
+           from target t
+          where t.state = 'pending' and q.delivery_id = t.id
+         returning q.lane
+       ), revived as (
+         insert into delivery_queue (delivery_id, project_id, event_id, event_created_at, endpoint_id, attempts, lane, held)
+         select id, project_id, event_id, event_created_at, endpoint_id, attempts, lane, case when lane is not null then 'ordered' end
+           from target where state = 'dead'
+         returning lane
+       ), revived_history as (
+         update deliveries d set state = 'pending', dead_at = null
+           from target t
+          where t.state = 'dead' and d.project_id = t.project_id and d.id = t.id and d.event_created_at = t.event_created_at
+       )
+       select lane, pg_notify('${DELIVERIES_CHANNEL}', '') from (select lane from due_now union all select lane from revived) r`,
       [projectId, deliveryId],
     );
     const lane = retried[0]?.lane;

@@ -20,11 +20,10 @@ export interface EndpointRow {
 const DAY_MS = 24 * 60 * 60 * 1000;
 const HOUR_MS = 60 * 60 * 1000;
 
-/** An endpoint's record, with how many of its deliveries are pending (the deliveries_pending index). */
+/** An endpoint's record, with how many of its deliveries are pending (its queue rows). */
 const RECORD = `id, url, event_types, active, paused, rate_limit_per_second, ordering,
-  (select count(*)::int from deliveries d
-    where d.project_id = webhook_endpoints.project_id and d.endpoint_id = webhook_endpoints.id
-      and d.state = 'pending') as waiting,
+  (select count(*)::int from delivery_queue q
+    where q.endpoint_id = webhook_endpoints.id and q.project_id = webhook_endpoints.project_id) as waiting,
   previous_secret is not null as has_previous_secret, created_at`;
 
 /** Why a deleted endpoint's pending deliveries were cancelled. */
@@ -282,9 +281,7 @@ export const endpointStore = (db: Db) => ({
            ), counted as (
              update projects set webhook_endpoints = webhook_endpoints - 1
               where id = $1 and exists (select from gone)
-           ), cancelled as (
-             ${CANCEL_WITH_DELETION}
-           )`,
+           ), ${CANCEL_WITH_DELETION}`,
     check: `(select ordering = 'none' from gone)`,
     values: [projectId, id, DELETED],
     // Every worker lets go of what it holds of the endpoint (as cancelPending's notification says).
