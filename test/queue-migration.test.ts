@@ -124,10 +124,14 @@ test('a database with pending, leased, held and dead deliveries migrates, and ea
 
   const request = (method: string, path: string) =>
     service.request(method, path, { key, headers: { 'idempotency-key': randomUUID() } });
-  const pending = await request(
-    'GET',
-    `/core/v1/webhook-endpoints/${endpoints.plain}/deliveries?state=pending`,
-  );
+  // Once the two sent are recorded (the recorder writes a batch a few ms after its attempts end).
+  const pending = await eventually(async () => {
+    const page = await request(
+      'GET',
+      `/core/v1/webhook-endpoints/${endpoints.plain}/deliveries?state=pending`,
+    );
+    return page.body.data?.length === 1 && page;
+  });
   assert.equal(pending.status, 200, pending.text);
   assert.deepEqual(
     pending.body.data.map((d: { id: string; attemptCount: number; waitReason: string }) => [

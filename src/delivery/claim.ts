@@ -246,14 +246,15 @@ async function paceRuns(tx: Db, runs: Due[][], now: number) {
   }
   if (limited.size === 0) return { actions, slots: [] };
   // An endpoint another claim is pacing right now is left to it: its deliveries stay in the queue.
-  const { rows } = await tx.query<{ project_id: string; id: string; next_free: number | null }>(
-    `select project_id, id, extract(epoch from rate_next_at)::float8 as next_free from webhook_endpoints
+  const { rows } = await tx.query<{ ctid: string; id: string; next_free: number | null }>(
+    `select ctid, id, extract(epoch from rate_next_at)::float8 as next_free from webhook_endpoints
       where (project_id, id) in (select * from unnest($1::uuid[], $2::uuid[]))
       order by id
         for no key update skip locked`,
     [[...limited.values()].map((runs) => runs[0]?.[0]?.project_id), [...limited.keys()]],
   );
-  const slots: { project_id: string; id: string; next_free: number }[] = [];
+  /** the rate-limited endpoints' rows (where they are: locked, so they do not move) and next free slots */
+  const slots: { ctid: string; next_free: number }[] = [];
   for (const endpoint of rows) {
     const runsOf = limited.get(endpoint.id) ?? [];
     const flat = runsOf.flatMap((run) => run.map((due, i) => ({ due, follower: i > 0 })));
@@ -269,7 +270,7 @@ async function paceRuns(tx: Db, runs: Due[][], now: number) {
       if (p.sendAt !== undefined) actions.push({ due, action: 'claim', at: p.sendAt });
       else if (p.pushTo !== undefined) actions.push({ due, action: 'push', at: p.pushTo });
     });
-    slots.push({ project_id: endpoint.project_id, id: endpoint.id, next_free: nextFree });
+    slots.push({ ctid: endpoint.ctid, next_free: nextFree });
   }
   return { actions, slots };
 }
@@ -297,8 +298,9 @@ async function holdPaused(tx: Db, paused: Due[]) {
 }
 
 /**
- * Cancels, pushes and leases in one statement; the leased deliveries with what their sends need. The
- * leased rows are found where the claim found them (by ctid: they are locked, so they have not moved).
+ * Cancels, pushes and leases in one statement; the leased deliveries with what their sends need. Every row
+ * it writes is one the claim locked, so each is found where the claim found it (by ctid), with no second
+ * lookup by key; a join to a batch the planner cannot count read the whole table at each claim.
  */
 async function apply(
   tx: Db,
@@ -312,50 +314,52 @@ async function apply(
     name: 'delivery-claim',
     text: `with paced as (
        update webhook_endpoints w set rate_next_at = to_timestamp(s.next_free)
-         from unnest($1::uuid[], $2::uuid[], $3::float8[]) as s(project_id, id, next_free)
-        where w.project_id = s.project_id and w.id = s.id
+         from unnest($1::tid[], $2::float8[]) as s(at, next_free)
+        where w.ctid = any ($1::tid[]) and w.ctid = s.at
      ), cancelled as (
-       delete from delivery_queue q using unnest($4::uuid[], $5::text[]) as r(id, reason)
-        where q.delivery_id = r.id
-       returning q.project_id, q.delivery_id, q.event_created_at, r.reason
+       delete from delivery_queue q where q.ctid = any ($3::tid[])
+       returning q.project_id, q.delivery_id, q.event_created_at, q.ctid = any ($4::tid[]) as deleted
      ), cancelled_history as (
-       update deliveries d set state = 'cancelled', last_error = c.reason
+       update deliveries d
+          set state = 'cancelled', last_error = case when c.deleted then 'endpoint deleted' else 'endpoint disabled' end
          from cancelled c
         where d.project_id = c.project_id and d.id = c.delivery_id and d.event_created_at = c.event_created_at
      ), pushed as (
        update delivery_queue q set next_attempt_at = to_timestamp(r.at), throttled = true
-         from unnest($6::uuid[], $7::float8[]) as r(id, at)
-        where q.delivery_id = r.id
+         from unnest($5::tid[], $6::float8[]) as r(ctid, at)
+        where q.ctid = any ($5::tid[]) and q.ctid = r.ctid
      ), claimed as (
        update delivery_queue q
-          set lease_until = now() + make_interval(secs => $8), lease_token = $9, lease_holder = $10, throttled = false
-        where q.ctid = any ($11::tid[])
-       returning q.project_id, q.delivery_id as id, q.event_id, q.event_created_at, q.endpoint_id, q.lane, q.attempts
+          set lease_until = now() + make_interval(secs => $7), lease_token = $8, lease_holder = $9, throttled = false
+         from unnest($10::tid[], $11::float8[]) as r(ctid, at)
+        where q.ctid = any ($10::tid[]) and q.ctid = r.ctid
+       returning q.project_id, q.delivery_id as id, q.event_id, q.event_created_at, q.endpoint_id, q.lane, q.attempts,
+                 (r.at * 1000)::float8 as send_at
      )
-     select c.*, (r.at * 1000)::float8 as send_at, e.type, e.data, w.url, w.active_secret, w.previous_secret
+     select c.*, e.type, e.data, w.url, w.active_secret, w.previous_secret
        from claimed c
-       join unnest($12::uuid[], $13::float8[]) as r(id, at) on r.id = c.id
-       -- Each event by its whole key (a lateral subquery the planner cannot flatten, for its limit): joined
-       -- plainly, the planner (which cannot count what the update returns) probed the events by project
-       -- alone and read the project's every event for each row (a run of 500 took 50-230 ms, growing).
+       -- Each event and endpoint by its whole key (lateral subqueries the planner cannot flatten, for their
+       -- limit): joined plainly, the planner (which cannot count what the update returns) hashed the
+       -- project's every event, or every endpoint, for each claim.
        cross join lateral (
          select e.type, coalesce(e.data::text, e.data_jsonb::text) as data from events e
           where e.project_id = c.project_id and e.id = c.event_id and e.created_at = c.event_created_at
           limit 1) e
-       join webhook_endpoints w on w.project_id = c.project_id and w.id = c.endpoint_id`,
+       cross join lateral (
+         select w.url, w.active_secret, w.previous_secret from webhook_endpoints w
+          where w.project_id = c.project_id and w.id = c.endpoint_id
+          limit 1) w`,
     values: [
-      slots.map((s) => s.project_id),
-      slots.map((s) => s.id),
+      slots.map((s) => s.ctid),
       slots.map((s) => s.next_free),
-      cancel.map((d) => d.id),
-      cancel.map((d) => (d.found ? 'endpoint disabled' : 'endpoint deleted')),
-      pushes.map((a) => a.due.id),
+      cancel.map((d) => d.ctid),
+      cancel.filter((d) => !d.found).map((d) => d.ctid),
+      pushes.map((a) => a.due.ctid),
       pushes.map((a) => a.at),
       options.leaseSeconds,
       options.token,
       options.holder,
       claims.map((a) => a.due.ctid),
-      claims.map((a) => a.due.id),
       claims.map((a) => a.at),
     ],
   });
