@@ -32,9 +32,11 @@ export interface ClaimedDelivery {
   lane: string | null;
   /** attempts made before this one */
   attempts: number;
-  type: string;
-  /** the payload as JSON text, spliced into the body as is (no parse and re-serialise per delivery) */
-  data: string;
+  /**
+   * What is sent: {"id","type","timestamp","data"}, the payload spliced in as the text PostgreSQL gave (no
+   * parse and re-serialise). Made once per event of a claim: a fan-out's deliveries share it.
+   */
+  body: Buffer;
   event_created_at: Date;
   url: string;
   active_secret: Buffer;
@@ -310,7 +312,7 @@ async function apply(
 ) {
   const claims = actions.filter((a) => a.action === 'claim');
   const pushes = actions.filter((a) => a.action === 'push');
-  const { rows: claimed } = await tx.query<ClaimedDelivery>({
+  const { rows } = await tx.query<Leased>({
     name: 'delivery-claim',
     text: `with paced as (
        update webhook_endpoints w set rate_next_at = to_timestamp(s.next_free)
@@ -337,14 +339,15 @@ async function apply(
                  (r.at * 1000)::float8 as send_at
      )
      select c.*, e.type, e.data, w.url, w.active_secret, w.previous_secret
-       from claimed c
+       from (select *, row_number() over (partition by event_id) = 1 as first from claimed) c
        -- Each event and endpoint by its whole key (lateral subqueries the planner cannot flatten, for their
        -- limit): joined plainly, the planner (which cannot count what the update returns) hashed the
-       -- project's every event, or every endpoint, for each claim.
-       cross join lateral (
+       -- project's every event, or every endpoint, for each claim. An event is read for its first delivery
+       -- only (its payload is sent once from here to the worker).
+       left join lateral (
          select e.type, coalesce(e.data::text, e.data_jsonb::text) as data from events e
-          where e.project_id = c.project_id and e.id = c.event_id and e.created_at = c.event_created_at
-          limit 1) e
+          where c.first and e.project_id = c.project_id and e.id = c.event_id and e.created_at = c.event_created_at
+          limit 1) e on true
        cross join lateral (
          select w.url, w.active_secret, w.previous_secret from webhook_endpoints w
           where w.project_id = c.project_id and w.id = c.endpoint_id
@@ -363,5 +366,20 @@ async function apply(
       claims.map((a) => a.at),
     ],
   });
-  return claimed;
+  return withBodies(rows);
+}
+
+/** A leased row as the claim returns it: an event's type and payload on its first delivery only. */
+type Leased = ClaimedDelivery & { first: boolean; type: string | null; data: string | null };
+
+/** The leased deliveries with their bodies (set on the rows themselves), one per event, shared. */
+function withBodies(rows: Leased[]): ClaimedDelivery[] {
+  const bodies = new Map<string, Buffer>();
+  for (const row of rows) {
+    if (!row.first) continue;
+    const body = `{"id":${JSON.stringify(row.event_id)},"type":${JSON.stringify(row.type)},"timestamp":"${row.event_created_at.toISOString()}","data":${row.data}}`;
+    bodies.set(row.event_id, Buffer.from(body));
+  }
+  for (const row of rows) row.body = bodies.get(row.event_id) as Buffer;
+  return rows;
 }

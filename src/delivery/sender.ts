@@ -96,7 +96,7 @@ export function createSender(options: {
   const agent = guardedAgent(options);
   const fixed = { 'content-type': 'application/json', 'user-agent': options.userAgent };
   return {
-    send: (url: string, headers: Record<string, string>, body: string): Promise<SendResult> =>
+    send: (url: string, headers: Record<string, string>, body: string | Buffer): Promise<SendResult> =>
       post(agent, url, { ...headers, ...fixed }, body, options.timeoutMs),
     close: () => agent.close(),
   };
@@ -114,7 +114,7 @@ function post(
   agent: Agent,
   url: string,
   headers: Record<string, string>,
-  body: string,
+  body: string | Buffer,
   timeoutMs: number,
 ): Promise<SendResult> {
   return new Promise((resolve) => {

@@ -261,8 +261,7 @@ export class DeliveryWorker {
 
   /** One attempt: sign, send, and decide the delivery's next state. */
   private async deliver(delivery: ClaimedDelivery, token: string): Promise<Completion> {
-    // {"id","type","timestamp","data"}: the stored payload goes in as the text PostgreSQL gave.
-    const body = `{"id":${JSON.stringify(delivery.event_id)},"type":${JSON.stringify(delivery.type)},"timestamp":"${delivery.event_created_at.toISOString()}","data":${delivery.data}}`;
+    const body = delivery.body;
     const timestamp = Math.floor(Date.now() / 1000);
     const secrets = this.signingKeys(delivery.endpoint_id, delivery.active_secret, delivery.previous_secret);
     const startedAt = new Date();
