@@ -376,14 +376,18 @@ async function apply(
 /** A leased row as the claim returns it: an event's type and payload on its first delivery only. */
 type Leased = ClaimedDelivery & { first: boolean; type: string | null; data: string | null };
 
-/** The leased deliveries with their bodies (set on the rows themselves), one per event, shared. */
+/**
+ * The leased deliveries with their bodies (set on the rows themselves), one per event, shared. One whose
+ * event was not found is left out, as a join would leave it: its lease ends and a later claim sees it again.
+ */
 function withBodies(rows: Leased[]): ClaimedDelivery[] {
   const bodies = new Map<string, Buffer>();
   for (const row of rows) {
-    if (!row.first) continue;
+    if (!row.first || row.type === null) continue;
     const body = `{"id":${JSON.stringify(row.event_id)},"type":${JSON.stringify(row.type)},"timestamp":"${row.event_created_at.toISOString()}","data":${row.data}}`;
     bodies.set(row.event_id, Buffer.from(body));
   }
-  for (const row of rows) row.body = bodies.get(row.event_id) as Buffer;
-  return rows;
+  const found = rows.filter((row) => bodies.has(row.event_id));
+  for (const row of found) row.body = bodies.get(row.event_id) as Buffer;
+  return found;
 }

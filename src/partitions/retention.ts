@@ -170,7 +170,9 @@ async function dropDay(tx: Db, day: string): Promise<boolean> {
   const suffix = day.replace(/-/g, '');
   // Two probes: the queue (small), and the dead deliveries' index; one condition joining them read the whole day.
   const { rows } = await tx.query<{ busy: boolean }>(
-    `select exists (select 1 from delivery_queue where event_created_at >= $1::date and event_created_at < $1::date + 1)
+    `select exists (select 1 from delivery_queue
+                     where event_created_at >= $1::date::timestamp at time zone 'UTC'
+                       and event_created_at < ($1::date + 1)::timestamp at time zone 'UTC')
          or exists (select 1 from deliveries_${suffix} where dead_at > now() - interval '24 hours')
          as busy`,
     [day],
