@@ -230,6 +230,9 @@ export const RUNS_CHANGING = `select from unnest($1::uuid[], $2::uuid[], $3::boo
      where w.project_id = r.project_id and w.id = r.id and (r.dead > 0 or w.dead_streak > 0)
      limit 1) w`;
 
+/** Why an endpoint is disabled, by endpoint id. */
+type Disabling = { projectId: string; why: 'dead' | 'gone' };
+
 /**
  * Keeps each endpoint's run of dead deliveries (a delivered one ends it); the endpoints whose run
  * reached the threshold. Only endpoints whose run changes are written.
@@ -257,9 +260,9 @@ async function countDeaths(tx: Db, batch: Completion[], recorded: Recorded[], th
   // with a limit, which the planner cannot turn into a join): joined plainly, a plan made for any batch
   // (the statement is named) hashed the batch and read every endpoint of the installation (0.28-0.36 ms
   // a batch at 1,000 endpoints, against 0.02-0.04 at 10).
-  if (list.length === 0) return new Map<string, { projectId: string; why: 'dead' | 'gone' }>();
+  if (list.length === 0) return new Map<string, Disabling>();
   const { rowCount } = await tx.query({ name: 'delivery-deaths-changing', text: RUNS_CHANGING, values });
-  if (!rowCount) return new Map<string, { projectId: string; why: 'dead' | 'gone' }>();
+  if (!rowCount) return new Map<string, Disabling>();
   // Unnamed, so planned for these few endpoints: a probe of each by its key.
   const { rows } = await tx.query<{ project_id: string; id: string; disable: boolean }>(
     `update webhook_endpoints w
@@ -270,7 +273,7 @@ async function countDeaths(tx: Db, batch: Completion[], recorded: Recorded[], th
      returning w.project_id, w.id, w.active and w.dead_streak >= $5 as disable`,
     [...values, threshold],
   );
-  const disabled = new Map<string, { projectId: string; why: 'dead' | 'gone' }>();
+  const disabled = new Map<string, Disabling>();
   for (const r of rows) if (r.disable) disabled.set(r.id, { projectId: r.project_id, why: 'dead' });
   return disabled;
 }
