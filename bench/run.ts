@@ -13,6 +13,7 @@ import { type BenchResult, benchDatabase, environment, writeResults } from './li
 import { metrics } from './metrics.ts';
 import { peers } from './peers.ts';
 import { queueModels } from './queue-models.ts';
+import { scale } from './scale.ts';
 import { sender } from './sender.ts';
 import { startup } from './startup.ts';
 
@@ -31,6 +32,7 @@ const SUITE: Record<string, (url: string, embedded: boolean) => Promise<BenchRes
   growth,
   peers,
   'queue-models': queueModels,
+  scale,
   sender,
 };
 
