@@ -27,7 +27,7 @@ import { postgresCpu, processCpu } from './peers/cpu.ts';
 import { migrated, seedTenants, type Tenant } from './seed.ts';
 
 const EVENTS = Number(process.env.BENCH_SCALE_EVENTS ?? 20_000);
-const ROUNDS = 3;
+const ROUNDS = 5;
 const CONNECTIONS = 32;
 const DATA = { order: 'x'.repeat(1000) }; // ~1 KiB of JSON, as delivery-throughput's
 // BENCH_SCALE_SHAPES=1000x1 runs only the shapes named (projects x endpoints, comma-separated).

@@ -146,7 +146,7 @@ export function createContext(options: ContextOptions): Context {
     log,
     registry,
     health: healthService({ config, db, registry }),
-    keys: keyCache((key) => keyService(readOnly(db)).check(key)),
+    keys: keyCache((keys) => keyService(readOnly(db)).checkMany(keys)),
     keyActivity: new KeyActivity({ db, log }),
     declaredTypes: new DeclaredTypes(db),
     schemas: new TenantSchemas(),

@@ -58,6 +58,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       await context.directory.start();
       if (app) {
         context.keyActivity.start();
+        context.keys.start(); // the keys in use, refreshed ahead
         context.sharedLimits?.start();
       }
       if (config.metrics) {
@@ -77,6 +78,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       await stopJobs?.();
       await worker?.stop();
       await context.keyActivity.stop(); // when keys were last used
+      context.keys.stop();
       await context.limits.stop(); // unused allowance goes back to the day
       await context.meter.stop(); // the last second of usage counts
       await context.sharedLimits?.stop();

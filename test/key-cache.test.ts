@@ -1,4 +1,5 @@
-// The key cache with a controllable clock: 5 s freshness, shared lookups, and the outage grace.
+// The key cache with a controllable clock: 5 s freshness, shared and batched lookups, refreshing ahead
+// the keys in use, and the outage grace.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { PlatformError } from '../src/errors.ts';
@@ -22,18 +23,23 @@ function harness() {
   let now = 1_000_000;
   let answer: KeyCheck | Error = valid;
   let lookups = 0;
+  const asked: string[][] = [];
   const cache = keyCache(
-    async () => {
+    async (keys) => {
       lookups++;
+      asked.push(keys);
       await new Promise((resolve) => setImmediate(resolve));
       if (answer instanceof Error) throw answer;
-      return answer;
+      const check = answer;
+      return new Map(keys.map((key) => [key, check]));
     },
     () => now,
   );
   return {
     check: (key: string) => cache.check(key),
     fresh: (key: string) => cache.fresh(key),
+    asked,
+    cache,
     advance: (ms: number) => {
       now += ms;
     },
@@ -91,5 +97,48 @@ describe('key cache', () => {
     const h = harness();
     h.answer(new Error('syntax error'));
     await assert.rejects(h.check('pk'), /syntax error/);
+  });
+
+  test('the misses of one turn of the event loop are one lookup', async () => {
+    const h = harness();
+    const checks = await Promise.all(['a', 'b', 'c', 'a'].map((key) => h.check(key)));
+    assert.deepEqual(
+      checks.map((c) => c.kind),
+      ['valid', 'valid', 'valid', 'valid'],
+    );
+    assert.deepEqual(h.asked, [['a', 'b', 'c']]);
+  });
+
+  test('the keys in use are refreshed ahead, together; one not read since it was loaded is not', async () => {
+    const h = harness();
+    await Promise.all(['busy', 'other', 'idle'].map((key) => h.check(key)));
+    h.advance(KEY_CACHE_TTL_MS - 2500);
+    await h.cache.refresh(); // too young: nothing asked
+    assert.equal(h.lookups(), 1);
+    h.fresh('busy');
+    h.fresh('other');
+    h.advance(1000);
+    h.answer({ kind: 'revoked' });
+    await h.cache.refresh();
+    assert.deepEqual(h.asked.at(-1)?.sort(), ['busy', 'other']);
+    // Refreshed: its revocation is seen before the 5 s of its first load ran out, without a lookup.
+    assert.equal(h.fresh('busy')?.kind, 'revoked');
+    h.advance(1500);
+    assert.equal(h.fresh('busy')?.kind, 'revoked');
+    assert.equal(h.fresh('idle'), undefined);
+    assert.equal((await h.check('idle')).kind, 'revoked');
+    assert.equal(h.lookups(), 3);
+  });
+
+  test('a failed refresh changes nothing: the entry still runs out at 5 s', async () => {
+    const h = harness();
+    await h.check('pk');
+    h.fresh('pk');
+    h.advance(KEY_CACHE_TTL_MS - 1500);
+    h.answer(new Error('syntax error'));
+    await h.cache.refresh();
+    assert.equal(h.fresh('pk')?.kind, 'valid');
+    h.advance(1500);
+    assert.equal(h.fresh('pk'), undefined);
   });
 });

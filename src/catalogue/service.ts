@@ -114,7 +114,7 @@ export const eventCatalogue = (db: Db, registry: CapabilityRegistry, schemas: Te
 
     /**
      * Checks an event's data (its JSON text) against its type's schema, the platform's or the project's as
-     * this process last read it (`declared`: at most 5 s old, or read now when `fresh`); the version of the
+     * this process last read it (`declared`: at most a minute old, or read now when `fresh`); the version of the
      * project's type it read, which a statement can hold the type to (null: the project does not declare it).
      */
     async check(

@@ -180,25 +180,40 @@ export const keyService = ({ db, audit }: Work) => {
       return toApiKey(row);
     },
 
-    /** Looks the key up by its hash. A key of the wrong shape is invalid without a database call. */
-    async check(key: string): Promise<KeyCheck> {
-      if (!KEY_SHAPE.test(key)) return { kind: 'invalid' };
-      const row = await store.findByHash(hashKey(key));
-      if (!row) return { kind: 'invalid' };
-      if (row.revoked_at) return { kind: 'revoked' };
-      const expiresAt = row.expires_at ? row.expires_at.getTime() : null;
-      if (expiresAt !== null && expiresAt <= Date.now()) return { kind: 'expired' };
-      return {
-        kind: 'valid',
-        principal: {
-          keyId: row.id,
-          kind: row.project ? 'project' : row.capability ? 'capability' : 'operator',
-          project: row.project ? toProjectMe(row.project) : null,
-          capability: row.capability,
-          scopes: new Set(row.scopes),
-          expiresAt,
-        },
-      };
+    /**
+     * Looks the keys up by their hashes, in one round trip; a key of the wrong shape is invalid without
+     * one. Every key asked has its check.
+     */
+    async checkMany(keys: string[]): Promise<Map<string, KeyCheck>> {
+      const checks = new Map<string, KeyCheck>(keys.map((key) => [key, { kind: 'invalid' }]));
+      const hashes = new Map(
+        keys.filter((key) => KEY_SHAPE.test(key)).map((key) => [hashKey(key).toString('hex'), key]),
+      );
+      if (hashes.size === 0) return checks;
+      const rows = await store.findByHashes([...hashes.keys()].map((hash) => Buffer.from(hash, 'hex')));
+      for (const row of rows) {
+        const key = hashes.get(row.key_hash.toString('hex'));
+        if (key !== undefined) checks.set(key, checkOf(row));
+      }
+      return checks;
     },
   };
 };
+
+/** What a key's row says of it now. */
+function checkOf(row: Awaited<ReturnType<ReturnType<typeof keyStore>['findByHashes']>>[number]): KeyCheck {
+  if (row.revoked_at) return { kind: 'revoked' };
+  const expiresAt = row.expires_at ? row.expires_at.getTime() : null;
+  if (expiresAt !== null && expiresAt <= Date.now()) return { kind: 'expired' };
+  return {
+    kind: 'valid',
+    principal: {
+      keyId: row.id,
+      kind: row.project ? 'project' : row.capability ? 'capability' : 'operator',
+      project: row.project ? toProjectMe(row.project) : null,
+      capability: row.capability,
+      scopes: new Set(row.scopes),
+      expiresAt,
+    },
+  };
+}

@@ -39,10 +39,13 @@ export const keyStore = (db: Db) => ({
     );
   },
 
-  /** The key with this hash and its project (none for an operator key), in one round trip: this runs on
-   * every uncached request. */
-  async findByHash(keyHash: Buffer) {
+  /**
+   * The keys with these hashes, each with its project (none for an operator's or a capability's), in one
+   * round trip: the key cache's misses and refreshes (keys/cache.ts).
+   */
+  async findByHashes(keyHashes: Buffer[]) {
     const { rows } = await db.query<{
+      key_hash: Buffer;
       id: string;
       capability: string | null;
       scopes: string[];
@@ -50,14 +53,14 @@ export const keyStore = (db: Db) => ({
       expires_at: Date | null;
       project: ProjectRow | null;
     }>({
-      name: 'api-key-by-hash',
-      text: `select k.id, k.capability, k.scopes, k.revoked_at, k.expires_at, to_jsonb(p) as project
+      name: 'api-keys-by-hash',
+      text: `select k.key_hash, k.id, k.capability, k.scopes, k.revoked_at, k.expires_at, to_jsonb(p) as project
                from api_keys k
                left join projects p on p.id = k.project_id
-              where k.key_hash = $1`,
-      values: [keyHash],
+              where k.key_hash = any ($1::bytea[])`,
+      values: [keyHashes],
     });
-    return rows[0];
+    return rows;
   },
 
   /** Every scope a capability's manifest declares (a project's key may hold them). */

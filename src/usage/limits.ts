@@ -16,6 +16,7 @@
 import type { Clock } from '../clock.ts';
 import { type Db, isUnavailable } from '../db/database.ts';
 import { PlatformError } from '../errors.ts';
+import { RefreshAhead } from '../refresh-ahead.ts';
 import type { Meter } from './meter.ts';
 import { type QuotaKey, usageStore } from './store.ts';
 
@@ -77,28 +78,32 @@ interface Allowance {
  * installation's PLATFORM_DAILY_LIMITS over them), asked anew each time a project's limits are read.
  */
 export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults: () => DailyLimit[] }) {
-  const limitsCache = new Map<string, { at: number; limits: Map<string, number> }>();
   const allowances = new Map<string, Allowance>();
   const store = usageStore(deps.db);
   let sweeper: NodeJS.Timeout | undefined;
+  const defaults = () => new Map(deps.defaults().map((l) => [`${l.capability}/${l.metric}`, l.dailyLimit]));
+  /** each project's limits, believed for 5 s, refreshed ahead while in use (refresh-ahead.ts) */
+  const limitsCache = new RefreshAhead<string, Map<string, number>>({
+    max: 100_000,
+    ttlMs: LIMITS_TTL_MS,
+    async loadMany(projectIds) {
+      const limits = new Map(projectIds.map((id) => [id, defaults()]));
+      for (const row of await store.limitsOfProjects(projectIds))
+        limits.get(row.project_id)?.set(`${row.capability}/${row.metric}`, row.daily_limit);
+      return limits;
+    },
+  });
 
   async function limitsOf(projectId: string): Promise<Map<string, number>> {
-    const now = Date.now();
-    const cached = limitsCache.get(projectId);
-    if (cached && now - cached.at < LIMITS_TTL_MS) return cached.limits;
-    const limits = new Map(deps.defaults().map((l) => [`${l.capability}/${l.metric}`, l.dailyLimit]));
     try {
-      for (const row of await store.limits(projectId))
-        limits.set(`${row.capability}/${row.metric}`, row.daily_limit);
+      return await limitsCache.get(projectId);
     } catch (error) {
       if (!isUnavailable(error)) throw error;
       // An outage: the limits last known (or the defaults), asked again in 5 s.
-      const known = cached?.limits ?? limits;
-      limitsCache.set(projectId, { at: now, limits: known });
+      const known = limitsCache.last(projectId)?.value ?? defaults();
+      limitsCache.set(projectId, known);
       return known;
     }
-    limitsCache.set(projectId, { at: now, limits });
-    return limits;
   }
 
   /** This process's allowance of today under `limit` (a new day, or a changed limit, starts afresh). */
@@ -107,7 +112,7 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
     const id = `${projectId}|${capability}|${metric}`;
     let allowance = allowances.get(id);
     if (allowance && (allowance.key.day !== day || allowance.limit !== limit)) {
-      if (allowance.key.day === day) giveBack(allowance);
+      if (allowance.key.day === day) void giveBackAll([allowance]);
       allowance = undefined;
     }
     if (!allowance) {
@@ -137,12 +142,17 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
     allowance.spentAt = granted > 0 ? undefined : Date.now();
   }
 
-  function giveBack(allowance: Allowance) {
-    const unused = allowance.left;
-    if (unused === 0) return;
-    allowance.left = 0;
-    allowance.reserved -= unused;
-    store.giveBack(allowance.key, unused).catch(() => {}); // in an outage it stays reserved: fewer admitted
+  /** Takes every unused allowance of `these` back from this process, and hands them to their days at once. */
+  async function giveBackAll(these: Allowance[]) {
+    const returns = these
+      .filter((allowance) => allowance.left > 0)
+      .map((allowance) => {
+        const unused = allowance.left;
+        allowance.left = 0;
+        allowance.reserved -= unused;
+        return { key: allowance.key, unused };
+      });
+    await store.giveBack(returns).catch(() => {}); // in an outage it stays reserved: fewer admitted
   }
 
   const spent = (allowance: Allowance) =>
@@ -185,9 +195,9 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
      * is spent), undefined when take must be called.
      */
     tryTake(projectId: string, capability: string, metric: string, n = 1): boolean | undefined {
-      const cached = limitsCache.get(projectId);
-      if (!cached || Date.now() - cached.at >= LIMITS_TTL_MS) return undefined;
-      const limit = cached.limits.get(`${capability}/${metric}`);
+      const limits = limitsCache.fresh(projectId);
+      if (!limits) return undefined;
+      const limit = limits.get(`${capability}/${metric}`);
       if (limit === undefined) return true;
       const allowance = allowanceOf(projectId, capability, metric, limit);
       if (takeFrom(allowance, n)) return true;
@@ -199,7 +209,7 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
      * every process has reserved, plus what this one holds unused (undefined without a limit).
      */
     remaining(projectId: string, capability: string, metric: string): number | undefined {
-      const limit = limitsCache.get(projectId)?.limits.get(`${capability}/${metric}`);
+      const limit = limitsCache.last(projectId)?.value.get(`${capability}/${metric}`);
       if (limit === undefined) return undefined;
       const allowance = allowanceOf(projectId, capability, metric, limit);
       return Math.max(0, limit - allowance.reserved + allowance.left);
@@ -214,7 +224,7 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
       const limit = (await limitsOf(projectId)).get(`${capability}/${metric}`);
       if (limit === undefined || n <= 0) return;
       if (day !== deps.meter.dayOf(deps.clock.now())) {
-        await store.giveBack({ projectId, day, capability, metric }, n);
+        await store.giveBack([{ key: { projectId, day, capability, metric }, unused: n }]);
         return;
       }
       const allowance = allowanceOf(projectId, capability, metric, limit);
@@ -231,7 +241,7 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
 
     /** The refusal of a spent allowance, for tryTake's false. */
     refusal(projectId: string, capability: string, metric: string): PlatformError {
-      const limit = limitsCache.get(projectId)?.limits.get(`${capability}/${metric}`) ?? 0;
+      const limit = limitsCache.last(projectId)?.value.get(`${capability}/${metric}`) ?? 0;
       return refusal(allowanceOf(projectId, capability, metric, limit));
     },
 
@@ -245,32 +255,31 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
         .sort((a, b) => a.capability.localeCompare(b.capability) || a.metric.localeCompare(b.metric));
     },
 
-    /** Hands back, each second, what lay unused for 2 s, and forgets the days gone by. */
+    /**
+     * Hands back, each second and in one statement, what lay unused for 2 s, and forgets the days gone by;
+     * refreshes the limits of the projects in use.
+     */
     start() {
+      limitsCache.start();
       sweeper ??= setInterval(() => {
         const day = deps.meter.dayOf(deps.clock.now());
         const now = Date.now();
+        const idle: Allowance[] = [];
         for (const [id, allowance] of allowances) {
           if (allowance.key.day !== day) allowances.delete(id);
-          else if (allowance.left > 0 && now - allowance.usedAt > IDLE_MS) giveBack(allowance);
+          else if (allowance.left > 0 && now - allowance.usedAt > IDLE_MS) idle.push(allowance);
         }
+        void giveBackAll(idle);
       }, 1000);
       sweeper.unref();
     },
 
-    /** Hands back every unused allowance (a stopping process). */
+    /** Hands back every unused allowance (a stopping process), in one statement. */
     async stop() {
+      limitsCache.stop();
       clearInterval(sweeper);
       sweeper = undefined;
-      await Promise.all(
-        [...allowances.values()]
-          .filter((allowance) => allowance.left > 0)
-          .map((allowance) => {
-            const unused = allowance.left;
-            allowance.left = 0;
-            return store.giveBack(allowance.key, unused).catch(() => {});
-          }),
-      );
+      await giveBackAll([...allowances.values()]);
     },
   };
 }

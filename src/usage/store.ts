@@ -102,11 +102,22 @@ export const usageStore = (db: Db) => ({
   },
 
   /** Hands back reserved allowance a process did not use. */
-  async giveBack(key: QuotaKey, unused: number) {
+  /** Hands unused allowances back to their days, in one statement (one row per key). */
+  async giveBack(returns: { key: QuotaKey; unused: number }[]) {
+    if (returns.length === 0) return;
+    const column = <T>(pick: (r: (typeof returns)[number]) => T) => returns.map(pick);
     await db.query(
-      `update usage_quota set reserved = greatest(0, reserved - $5)
-        where project_id = $1 and day = $2 and capability = $3 and metric = $4`,
-      [key.projectId, key.day, key.capability, key.metric, unused],
+      `update usage_quota q set reserved = greatest(0, q.reserved - r.unused)
+         from unnest($1::uuid[], $2::date[], $3::text[], $4::text[], $5::bigint[])
+              as r(project_id, day, capability, metric, unused)
+        where q.project_id = r.project_id and q.day = r.day and q.capability = r.capability and q.metric = r.metric`,
+      [
+        column((r) => r.key.projectId),
+        column((r) => r.key.day),
+        column((r) => r.key.capability),
+        column((r) => r.key.metric),
+        column((r) => r.unused),
+      ],
     );
   },
 
@@ -121,6 +132,16 @@ export const usageStore = (db: Db) => ({
       `select capability, metric, daily_limit from usage_limits where project_id = $1`,
       [projectId],
     );
+    return rows;
+  },
+
+  /** The overrides of these projects, in one round trip (the limits cache's misses and refreshes). */
+  async limitsOfProjects(projectIds: string[]) {
+    const { rows } = await db.query<LimitRow & { project_id: string }>({
+      name: 'usage-limits-of-projects',
+      text: `select project_id, capability, metric, daily_limit from usage_limits where project_id = any ($1::uuid[])`,
+      values: [projectIds],
+    });
     return rows;
   },
 
