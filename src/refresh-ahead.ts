@@ -56,7 +56,7 @@ export class RefreshAhead<K extends {}, V extends {}> {
     return this.#entries.peek(key);
   }
 
-  /** Believes `value` for the bound from now (a fallback during an outage, or a value just written). */
+  /** Believes `value` for the bound from now (what an outage falls back to). */
   set(key: K, value: V) {
     this.#entries.set(key, { value, at: this.#now(), read: true });
   }

@@ -261,7 +261,6 @@ export class DeliveryWorker {
 
   /** One attempt: sign, send, and decide the delivery's next state. */
   private async deliver(delivery: ClaimedDelivery, token: string): Promise<Completion> {
-    const body = delivery.body;
     const timestamp = Math.floor(Date.now() / 1000);
     const secrets = this.signingKeys(delivery.endpoint_id, delivery.active_secret, delivery.previous_secret);
     const startedAt = new Date();
@@ -270,9 +269,9 @@ export class DeliveryWorker {
       {
         'webhook-id': delivery.event_id,
         'webhook-timestamp': String(timestamp),
-        'webhook-signature': signatureHeader(secrets, delivery.event_id, timestamp, body),
+        'webhook-signature': signatureHeader(secrets, delivery.event_id, timestamp, delivery.body),
       },
-      body,
+      delivery.body,
     );
     const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const gone = result.statusCode === 410;

@@ -186,13 +186,11 @@ export const keyService = ({ db, audit }: Work) => {
      */
     async checkMany(keys: string[]): Promise<Map<string, KeyCheck>> {
       const checks = new Map<string, KeyCheck>(keys.map((key) => [key, { kind: 'invalid' }]));
-      const hashes = new Map(
-        keys.filter((key) => KEY_SHAPE.test(key)).map((key) => [hashKey(key).toString('hex'), key]),
-      );
-      if (hashes.size === 0) return checks;
-      const rows = await store.findByHashes([...hashes.keys()].map((hash) => Buffer.from(hash, 'hex')));
-      for (const row of rows) {
-        const key = hashes.get(row.key_hash.toString('hex'));
+      const asked = keys.filter((key) => KEY_SHAPE.test(key)).map((key) => ({ key, hash: hashKey(key) }));
+      if (asked.length === 0) return checks;
+      const byHash = new Map(asked.map(({ key, hash }) => [hash.toString('hex'), key]));
+      for (const row of await store.findByHashes(asked.map(({ hash }) => hash))) {
+        const key = byHash.get(row.key_hash.toString('hex'));
         if (key !== undefined) checks.set(key, checkOf(row));
       }
       return checks;

@@ -88,7 +88,7 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
     ttlMs: LIMITS_TTL_MS,
     async loadMany(projectIds) {
       const limits = new Map(projectIds.map((id) => [id, defaults()]));
-      for (const row of await store.limitsOfProjects(projectIds))
+      for (const row of await store.limits(projectIds))
         limits.get(row.project_id)?.set(`${row.capability}/${row.metric}`, row.daily_limit);
       return limits;
     },

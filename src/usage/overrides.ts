@@ -34,7 +34,7 @@ export const limitOverrides = (
       const limits = new Map<string, EffectiveLimit>();
       for (const limit of deps.defaults())
         limits.set(`${limit.capability}/${limit.metric}`, { ...limit, source: 'default' });
-      for (const row of await store.limits(projectId)) {
+      for (const row of await store.limits([projectId])) {
         const { capability, metric, daily_limit: dailyLimit } = row;
         limits.set(`${capability}/${metric}`, { capability, metric, dailyLimit, source: 'project' });
       }

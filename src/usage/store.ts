@@ -127,16 +127,8 @@ export const usageStore = (db: Db) => ({
     return result.rowCount ?? 0;
   },
 
-  async limits(projectId: string) {
-    const { rows } = await db.query<LimitRow>(
-      `select capability, metric, daily_limit from usage_limits where project_id = $1`,
-      [projectId],
-    );
-    return rows;
-  },
-
   /** The overrides of these projects, in one round trip (the limits cache's misses and refreshes). */
-  async limitsOfProjects(projectIds: string[]) {
+  async limits(projectIds: string[]) {
     const { rows } = await db.query<LimitRow & { project_id: string }>({
       name: 'usage-limits-of-projects',
       text: `select project_id, capability, metric, daily_limit from usage_limits where project_id = any ($1::uuid[])`,
