@@ -2,7 +2,8 @@
 // only (migration 0016); a day's partitions are analyzed again as they double (partitions/statistics.ts), so
 // that a plan made while the day was small is made again; and the claim reads the due deliveries in order
 // up to its limit, even with statistics that know nothing of the backlog (claim.ts, DUE_QUERY); and
-// neither the claim nor the recorder reads every endpoint to find the few they concern.
+// neither the claim nor the recorder reads every endpoint to find the few they concern; and a publish
+// finds the endpoints that take its type without a function call for each (migration 0021).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
@@ -10,6 +11,7 @@ import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { CLAIM_SETTINGS, DUE_QUERY } from '../src/delivery/claim.ts';
 import { RUNS_CHANGING } from '../src/delivery/store.ts';
+import { subscribed } from '../src/outbox/queue.ts';
 import { analyzeGrown } from '../src/partitions/statistics.ts';
 import { freshDatabase } from './helpers/database.ts';
 import { eventually } from './helpers/receiver.ts';
@@ -154,4 +156,62 @@ test('the claim and the recorder probe the endpoints they concern by key, at 1,0
     assert.doesNotMatch(plan, /Seq Scan on webhook_endpoints/, plan);
     assert.match(plan, /Index Scan using webhook_endpoints_pkey on webhook_endpoints/, plan);
   }
+});
+
+test('a publish finds who takes its type with the patterns computed once, not a function call per endpoint', async () => {
+  const other = randomUUID();
+  await db.query(`insert into projects (id, slug, name, mode) values ($1, $2, 'Patterns', 'test')`, [
+    other,
+    `patterns-${Date.now()}`,
+  ]);
+  const patterns = [
+    ['pay.*'],
+    ['pay.payment.*', 'billing.x'],
+    ['*'],
+    ['core.*'],
+    ['pay.refund.issued'],
+    ['.*'],
+  ];
+  await db.query(
+    `insert into webhook_endpoints (project_id, id, url, event_types, active_secret, created_at)
+     select $1, gen_random_uuid(), 'https://hooks.example.com/' || n, p, '\\x00', now()
+       from generate_series(0, 599) n, lateral (select ($2::jsonb -> (n % 6))) j(list),
+            lateral (select array(select jsonb_array_elements_text(j.list))) t(p)`,
+    [other, JSON.stringify(patterns)],
+  );
+  const takers = async (type: string) => {
+    const { rows } = await db.query<{ list: string[]; n: number }>(
+      `select w.event_types as list, count(*)::int as n from webhook_endpoints w
+        where ${subscribed('$1', '$2')} group by 1 order by 1`,
+      [other, type],
+    );
+    return rows.map((r) => [r.list.join(' '), r.n]);
+  };
+  assert.deepEqual(await takers('pay.payment.succeeded'), [
+    ['*', 100],
+    ['pay.*', 100],
+    ['pay.payment.* billing.x', 100],
+  ]);
+  assert.deepEqual(await takers('pay.paymentx.other'), [
+    ['*', 100],
+    ['pay.*', 100],
+  ]);
+  assert.deepEqual(await takers('core.endpoint.paused'), [['core.*', 100]], '* takes no platform type');
+  assert.deepEqual(await takers('.odd'), [
+    ['*', 100],
+    ['.*', 100],
+  ]);
+  const plan = await db.transaction(async (tx) => {
+    await tx.query('set local plan_cache_mode = force_generic_plan');
+    await tx.query(
+      `prepare takers(uuid, text) as select w.id from webhook_endpoints w where ${subscribed('$1', '$2')}`,
+    );
+    const { rows } = await tx.query<{ 'QUERY PLAN': string }>(
+      `explain (verbose, costs off) execute takers('${other}', 'pay.refund.issued')`,
+    );
+    return rows.map((r) => r['QUERY PLAN']).join('\n');
+  });
+  const filter = plan.split('\n').find((line) => line.includes('Filter:')) ?? '';
+  assert.match(filter, /event_types &&/, plan);
+  assert.doesNotMatch(filter, /subscri/, `no function of each endpoint's patterns:\n${plan}`);
 });
