@@ -1,7 +1,8 @@
 // The claim: one transaction that takes due deliveries from the queue (`for update skip locked`, so
 // workers never wait on each other), decides what becomes of each, and leases the ones to send.
 //
-//   1. the due deliveries, in due order, with their endpoint's state (due within LOOKAHEAD: the worker
+//   1. the due deliveries, in due order, with their endpoint's state, address and sealed secrets (the
+//      claim's one read of the endpoint; due within LOOKAHEAD: the worker
 //      holds one until its time, so that a paced delivery goes at its slot, not at the next claim); of
 //      those to send, only each endpoint's share goes on (held.ts), and the rest stay due, unlocked at
 //      the commit;
@@ -70,6 +71,10 @@ interface Due {
   active: boolean | null;
   paused: boolean | null;
   rate: number | null;
+  /** the endpoint's address and sealed secrets, as the send needs them (null when it is gone) */
+  url: string | null;
+  active_secret: Buffer | null;
+  previous_secret: Buffer | null;
   now: number;
   head_id?: string;
 }
@@ -142,8 +147,8 @@ export async function claim(
 }
 
 /**
- * The due deliveries in due order, with their endpoint's state; $1 the limit, $2 endpoints left out, $3
- * the lookahead in seconds. The queue rows are picked and locked first, walking the due index in order up
+ * The due deliveries in due order, with their endpoint's state and what a send to it needs; $1 the
+ * limit, $2 endpoints left out, $3 the lookahead in seconds. The queue rows are picked and locked first, walking the due index in order up
  * to the limit (bitmap scans are off in the claim: CLAIM_SETTINGS), and only they are joined to their
  * endpoints: with the join inside, the planner priced the walk with a probe of the endpoints per row and
  * chose to read every due row, join and sort them (docs/decisions/plans-on-a-small-day.md).
@@ -151,7 +156,7 @@ export async function claim(
 export const DUE_QUERY = `select q.project_id, q.delivery_id as id, q.ctid, q.event_created_at, q.endpoint_id, q.lane, q.seq,
                   q.throttled, q.held, q.lease_until, extract(epoch from q.next_attempt_at)::float8 as due_at,
                   w.id is not null as found, w.active, w.paused, w.rate_limit_per_second as rate,
-                  extract(epoch from now())::float8 as now
+                  w.url, w.active_secret, w.previous_secret, extract(epoch from now())::float8 as now
              from (select ctid, * from delivery_queue
                     where held is null and next_attempt_at <= now() + make_interval(secs => $3)
                       and (lease_until is null or lease_until < now())
@@ -342,20 +347,16 @@ async function apply(
        returning q.project_id, q.delivery_id as id, q.event_id, q.event_created_at, q.endpoint_id, q.lane, q.attempts,
                  (r.at * 1000)::float8 as send_at
      )
-     select c.*, e.type, e.data, w.url, w.active_secret, w.previous_secret
+     select c.*, e.type, e.data
        from (select *, row_number() over (partition by event_id) = 1 as first from claimed) c
-       -- Each event and endpoint by its whole key (lateral subqueries the planner cannot flatten, for their
-       -- limit): joined plainly, the planner (which cannot count what the update returns) hashed the
-       -- project's every event, or every endpoint, for each claim. An event is read for its first delivery
-       -- only (its payload is sent once from here to the worker).
+       -- Each event by its whole key (a lateral subquery the planner cannot flatten, for its limit): joined
+       -- plainly, the planner (which cannot count what the update returns) hashed the project's every
+       -- event for each claim. An event is read for its first delivery only (its payload is sent once from
+       -- here to the worker). Its endpoint is not read again: the due rows carry what the send needs.
        left join lateral (
          select e.type, coalesce(e.data::text, e.data_jsonb::text) as data from events e
           where c.first and e.project_id = c.project_id and e.id = c.event_id and e.created_at = c.event_created_at
-          limit 1) e on true
-       cross join lateral (
-         select w.url, w.active_secret, w.previous_secret from webhook_endpoints w
-          where w.project_id = c.project_id and w.id = c.endpoint_id
-          limit 1) w`,
+          limit 1) e on true`,
     values: [
       slots.map((s) => s.ctid),
       slots.map((s) => s.next_free),
@@ -370,24 +371,37 @@ async function apply(
       claims.map((a) => a.at),
     ],
   });
-  return withBodies(rows);
+  const endpoints = new Map(claims.map(({ due }) => [due.id, due]));
+  return withBodies(rows, endpoints);
 }
 
-/** A leased row as the claim returns it: an event's type and payload on its first delivery only. */
-type Leased = ClaimedDelivery & { first: boolean; type: string | null; data: string | null };
+/**
+ * A leased row as the claim returns it: an event's type and payload on its first delivery only, its
+ * endpoint's address and secrets not yet (they are on its due row).
+ */
+type Leased = Omit<ClaimedDelivery, 'url' | 'active_secret' | 'previous_secret'> & {
+  first: boolean;
+  type: string | null;
+  data: string | null;
+};
 
 /**
- * The leased deliveries with their bodies (set on the rows themselves), one per event, shared. One whose
- * event was not found is left out, as a join would leave it: its lease ends and a later claim sees it again.
+ * The leased deliveries with their bodies, one per event, shared, and their endpoints' address and secrets
+ * from their due rows (`dues`, by id). One whose event was not found is left out, as a join would leave
+ * it: its lease ends and a later claim sees it again.
  */
-function withBodies(rows: Leased[]): ClaimedDelivery[] {
+function withBodies(rows: Leased[], dues: Map<string, Due>): ClaimedDelivery[] {
   const bodies = new Map<string, Buffer>();
   for (const row of rows) {
     if (!row.first || row.type === null) continue;
     const body = `{"id":${JSON.stringify(row.event_id)},"type":${JSON.stringify(row.type)},"timestamp":"${row.event_created_at.toISOString()}","data":${row.data}}`;
     bodies.set(row.event_id, Buffer.from(body));
   }
-  const found = rows.filter((row) => bodies.has(row.event_id));
-  for (const row of found) row.body = bodies.get(row.event_id) as Buffer;
-  return found;
+  return rows.flatMap((row) => {
+    const body = bodies.get(row.event_id);
+    const due = dues.get(row.id);
+    if (body === undefined || !due?.url || !due.active_secret) return [];
+    const { url, active_secret, previous_secret } = due;
+    return [Object.assign(row, { body, url, active_secret, previous_secret })];
+  });
 }
