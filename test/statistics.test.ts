@@ -196,6 +196,11 @@ test('a publish finds who takes its type with the patterns computed once, not a 
     ['*', 100],
     ['pay.*', 100],
   ]);
+  assert.deepEqual(await takers('pay.refund.issued'), [
+    ['*', 100],
+    ['pay.*', 100],
+    ['pay.refund.issued', 100],
+  ]);
   assert.deepEqual(await takers('core.endpoint.paused'), [['core.*', 100]], '* takes no platform type');
   assert.deepEqual(await takers('.odd'), [
     ['*', 100],

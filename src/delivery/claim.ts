@@ -2,10 +2,9 @@
 // workers never wait on each other), decides what becomes of each, and leases the ones to send.
 //
 //   1. the due deliveries, in due order, with their endpoint's state, address and sealed secrets (the
-//      claim's one read of the endpoint; due within LOOKAHEAD: the worker
-//      holds one until its time, so that a paced delivery goes at its slot, not at the next claim); of
-//      those to send, only each endpoint's share goes on (held.ts), and the rest stay due, unlocked at
-//      the commit;
+//      claim's one read of the endpoint), due within LOOKAHEAD (the worker holds one until its time, so
+//      that a paced delivery goes at its slot, not at the next claim); of those to send, only each
+//      endpoint's share goes on (held.ts), and the rest stay due, unlocked at the commit;
 //   2. behind each head of an ordered lane, the run of deliveries that follow it (outbox/lanes.ts), leased with it
 //      so that one worker sends them one at a time;
 //   3. for rate-limited endpoints, their send slots (pacing.ts), under the endpoint row's lock;
@@ -148,10 +147,11 @@ export async function claim(
 
 /**
  * The due deliveries in due order, with their endpoint's state and what a send to it needs; $1 the
- * limit, $2 endpoints left out, $3 the lookahead in seconds. The queue rows are picked and locked first, walking the due index in order up
- * to the limit (bitmap scans are off in the claim: CLAIM_SETTINGS), and only they are joined to their
- * endpoints: with the join inside, the planner priced the walk with a probe of the endpoints per row and
- * chose to read every due row, join and sort them (docs/decisions/plans-on-a-small-day.md).
+ * limit, $2 endpoints left out, $3 the lookahead in seconds. The queue rows are picked and locked first,
+ * walking the due index in order up to the limit (bitmap scans are off in the claim: CLAIM_SETTINGS),
+ * and only they are joined to their endpoints: with the join inside, the planner priced the walk with a
+ * probe of the endpoints per row and chose to read every due row, join and sort them
+ * (docs/decisions/plans-on-a-small-day.md).
  */
 export const DUE_QUERY = `select q.project_id, q.delivery_id as id, q.ctid, q.event_created_at, q.endpoint_id, q.lane, q.seq,
                   q.throttled, q.held, q.lease_until, extract(epoch from q.next_attempt_at)::float8 as due_at,
