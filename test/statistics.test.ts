@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
+import { eventTypeStore } from '../src/catalogue/store.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { CLAIM_SETTINGS, DUE_QUERY } from '../src/delivery/claim.ts';
@@ -219,4 +220,43 @@ test('a publish finds who takes its type with the patterns computed once, not a 
   const filter = plan.split('\n').find((line) => line.includes('Filter:')) ?? '';
   assert.match(filter, /event_types &&/, plan);
   assert.doesNotMatch(filter, /subscri/, `no function of each endpoint's patterns:\n${plan}`);
+});
+
+test("the catalogue counts each type's subscribers with its patterns computed once per type", async () => {
+  const owner = randomUUID();
+  await db.query(`insert into projects (id, slug, name, mode) values ($1, $2, 'Catalogue', 'test')`, [
+    owner,
+    `catalogue-${Date.now()}`,
+  ]);
+  await db.query(
+    `insert into webhook_endpoints (project_id, id, url, event_types, active_secret, created_at)
+     select $1, gen_random_uuid(), 'https://hooks.example.com/' || n, p, '\\x00', now()
+       from generate_series(0, 19) n,
+            lateral (select case n % 4 when 0 then '{*}'::text[] when 1 then '{pay.*}' when 2 then '{core.*}'
+                                     else '{pay.t1,bill.*}' end) t(p)`,
+    [owner],
+  );
+  const types = [
+    'pay.t1',
+    'pay.t2',
+    'bill.x',
+    'core.endpoint.paused',
+    'misc',
+    ...Array.from({ length: 45 }, (_, i) => `x.t${i}`),
+  ];
+  // Calls of SQL functions are counted within the transaction (pg_stat_xact_user_functions).
+  const { counts, calls } = await db.transaction(async (tx) => {
+    await tx.query(`set local track_functions = 'all'`);
+    const counts = await eventTypeStore(tx).subscribers(owner, types);
+    const { rows } = await tx.query<{ calls: number }>(
+      `select coalesce(sum(calls), 0)::int as calls from pg_stat_xact_user_functions
+        where funcname in ('subscription_patterns', 'subscribes')`,
+    );
+    return { counts, calls: rows[0]?.calls };
+  });
+  assert.deepEqual(
+    ['pay.t1', 'pay.t2', 'bill.x', 'core.endpoint.paused', 'misc', 'x.t0'].map((t) => counts.get(t)),
+    [15, 10, 10, 5, 5, 5],
+  );
+  assert.equal(calls, types.length, 'one call per type, not per type and endpoint (1,000 here)');
 });

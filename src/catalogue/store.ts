@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.ts';
+import { patternsOf } from '../outbox/queue.ts';
 
 export interface EventTypeRow {
   name: string;
@@ -99,7 +100,8 @@ export const eventTypeStore = (db: Db) => ({
     const { rows } = await db.query<{ name: string; subscribers: number }>(
       `select n.name, count(w.id)::int as subscribers
          from unnest($2::text[]) as n(name)
-         left join webhook_endpoints w on w.project_id = $1 and w.active and subscribes(w.event_types, n.name)
+        cross join ${patternsOf('n.name')} t
+         left join webhook_endpoints w on w.project_id = $1 and w.active and w.event_types && t.patterns
         group by n.name`,
       [projectId, names],
     );

@@ -8,7 +8,7 @@ import { newId } from '../partitions/ids.ts';
 import type { EventTypeDeclaration } from '../registry.ts';
 import { DELIVERIES_CHANNEL } from './channel.ts';
 import { type Lane, settle } from './lanes.ts';
-import { enqueue } from './queue.ts';
+import { enqueue, patternsOf } from './queue.ts';
 
 /** The event type of the test operation, sent to one endpoint only. */
 export const TEST_EVENT_TYPE = 'core.webhook.test';
@@ -110,8 +110,9 @@ export async function emitOperational(db: Db, events: OperationalEvent[], now = 
        createdAt: 'event.created_at',
        kind: 'dispatch',
        orderingKey: 'null::text',
-       from: `event join webhook_endpoints w on w.project_id = event.project_id and w.active
-                                               and subscribes(w.event_types, event.type)`,
+       from: `event cross join ${patternsOf('event.type')} t
+                    join webhook_endpoints w on w.project_id = event.project_id and w.active
+                                            and w.event_types && t.patterns`,
        where: 'true',
      })}
      select coalesce(jsonb_agg(distinct jsonb_build_array(project_id, endpoint_id, lane))
