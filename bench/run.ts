@@ -12,6 +12,7 @@ import { deliveryLatency } from './latency.ts';
 import { type BenchResult, benchDatabase, environment, writeResults } from './lib.ts';
 import { metrics } from './metrics.ts';
 import { peers } from './peers.ts';
+import { publish } from './publish.ts';
 import { queueModels } from './queue-models.ts';
 import { scale } from './scale.ts';
 import { sender } from './sender.ts';
@@ -31,6 +32,7 @@ const SUITE: Record<string, (url: string, embedded: boolean) => Promise<BenchRes
   startup,
   growth,
   peers,
+  publish,
   'queue-models': queueModels,
   scale,
   sender,
