@@ -217,6 +217,21 @@ test('a publish finds who takes its type with the patterns computed once, not a 
     );
     return rows.map((r) => r['QUERY PLAN']).join('\n');
   });
+  const { rows: computed } = await db.query<{ type: string; patterns: string[] }>(
+    `select type, subscription_patterns(type) as patterns from unnest($1::text[]) as type`,
+    [['pay.payment.succeeded', 'core.endpoint.paused', 'plain', 'a..b', '.', 'é.ü']],
+  );
+  assert.deepEqual(
+    computed.map((r) => [r.type, r.patterns]),
+    [
+      ['pay.payment.succeeded', ['pay.payment.succeeded', '*', 'pay.*', 'pay.payment.*']],
+      ['core.endpoint.paused', ['core.endpoint.paused', 'core.*', 'core.endpoint.*']],
+      ['plain', ['plain', '*']],
+      ['a..b', ['a..b', '*', 'a.*', 'a..*']],
+      ['.', ['.', '*', '.*']],
+      ['é.ü', ['é.ü', '*', 'é.*']],
+    ],
+  );
   const filter = plan.split('\n').find((line) => line.includes('Filter:')) ?? '';
   assert.match(filter, /event_types &&/, plan);
   assert.doesNotMatch(filter, /subscri/, `no function of each endpoint's patterns:\n${plan}`);
