@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { executable, inline } from '../src/db/inline.ts';
+import { executable, inline, literal } from '../src/db/inline.ts';
 import { freshDatabase } from './helpers/database.ts';
 
 // The idempotency hot path sends an operation's first statement with its values written in as literals.
@@ -49,6 +49,12 @@ describe('statements with their values inlined', () => {
     for (let i = 0; i < rows.length; i++) assert.deepEqual(stored[2 * i + 1], stored[2 * i]);
     assert.deepEqual(stored[0]?.a, odd);
     assert.deepEqual(stored[0]?.b, Buffer.from([0, 1, 0x5c, 0x27, 255]));
+  });
+
+  test("text is quoted exactly as pg's escapeLiteral quotes it", () => {
+    for (const text of [...odd, "''", '\\\\', "\\'", 'x'.repeat(1000)]) {
+      assert.equal(literal(text), pg.escapeLiteral(text), text);
+    }
   });
 
   test('a named statement runs as EXECUTE of a statement prepared once per connection', async () => {

@@ -46,7 +46,17 @@ export async function executable(client: pg.ClientBase, config: pg.QueryConfig):
 export function literal(value: unknown): string {
   const text = asText(value);
   if (text?.includes('\u0000')) throw NUL_IN_TEXT;
-  return text === null ? 'null' : pg.escapeLiteral(text);
+  return text === null ? 'null' : quoted(text);
+}
+
+/**
+ * Text as a quoted SQL literal, as pg.escapeLiteral writes it (quotes doubled; with a backslash, the
+ * backslashes doubled in an E'' literal). pg's builds the literal a character at a time: 9–11 µs for a
+ * publish's kilobyte of data and sealed answer, against 0.2 µs with replaceAll.
+ */
+function quoted(text: string): string {
+  const body = text.includes("'") ? text.replaceAll("'", "''") : text;
+  return text.includes('\\') ? ` E'${body.replaceAll('\\', '\\\\')}'` : `'${body}'`;
 }
 
 /**
