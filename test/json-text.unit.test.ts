@@ -28,6 +28,18 @@ describe('json text', () => {
     assert.equal(repeatedName('{"a":{"x":1},"b":{"x":1},"s":"a,a"}'), null);
   });
 
+  test('strings end at the first quote after an even run of backslashes', () => {
+    for (const s of ['a"b', 'a\\', '\\"', '\\\\"', '"', '\\', '\\\\\\"x', '{"[', 'x'.repeat(500)]) {
+      const data = JSON.stringify({ k: s, n: [s] });
+      const body = JSON.stringify({ pre: s, data: JSON.parse(data), post: s });
+      assert.equal(memberText(body, 'data'), data, s);
+      assert.equal(repeatedName(body), null, s);
+      assert.equal(repeatedName(JSON.stringify({ k: s }).replace('}', `,"k":1}`)), '/k', s);
+      assert.equal(nestsDeeperThan(body, 3), false, s);
+      assert.equal(nestsDeeperThan(body, 2), true, s);
+    }
+  });
+
   test('nestsDeeperThan: brackets inside strings do not count', () => {
     assert.equal(nestsDeeperThan('[[["[[[[["]]]', 3), false);
     assert.equal(nestsDeeperThan('[[[[]]]]', 3), true);
