@@ -174,6 +174,32 @@ export function ratioFigure(
   };
 }
 
+/**
+ * A ratio figure with, beside each side's rates, the medians of its rounds' figures that `beside` picks
+ * (CPU per event, say), rounded: { serveCpuUs: (r) => r.serve } puts serveCpuUs on both sides.
+ */
+export function ratioFigureWith<M extends Measure>(
+  name: string,
+  rounds: { baseline: M; subject: M }[],
+  beside: Record<string, (m: NoInfer<M>) => number>,
+  options: { target?: number; notes?: string } = {},
+): Figure {
+  const figure = ratioFigure(name, rounds, options.target);
+  const medians = (which: 'baseline' | 'subject') =>
+    Object.fromEntries(
+      Object.entries(beside).map(([key, pick]) => [
+        key,
+        Math.round(median(rounds.map((r) => pick(r[which])))),
+      ]),
+    );
+  return {
+    ...figure,
+    subject: { ...figure.subject, ...medians('subject') },
+    baseline: { ...figure.baseline, ...medians('baseline') },
+    notes: options.notes,
+  };
+}
+
 export function errorsOf(rounds: { baseline: Measure; subject: Measure }[]) {
   return rounds.reduce(
     (sum, r) => ({

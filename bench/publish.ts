@@ -15,9 +15,8 @@ import {
   errorsOf,
   type Figure,
   type Measure,
-  median,
   platformEnv,
-  ratioFigure,
+  ratioFigureWith,
   runLoad,
   startPlatform,
 } from './lib.ts';
@@ -108,17 +107,14 @@ export async function publish(databaseUrl: string): Promise<BenchResult> {
     ];
     for (const { name, subject, target } of cases) {
       const rounds = await alternate(ROUNDS, sql('rows'), subject);
-      const cpuOf = (which: 'baseline' | 'subject') => ({
-        serveCpuUs: Math.round(median(rounds.map((r) => r[which].serve))),
-        postgresCpuUs: Math.round(median(rounds.map((r) => r[which].postgres))),
-      });
-      const figure = ratioFigure(name, rounds, target);
-      figures.push({
-        ...figure,
-        subject: { ...figure.subject, ...cpuOf('subject') },
-        baseline: { ...figure.baseline, ...cpuOf('baseline') },
-        notes: 'rate: events written a second; p50/p99: a write, ms; CPU: µs per event',
-      });
+      figures.push(
+        ratioFigureWith(
+          name,
+          rounds,
+          { serveCpuUs: (r) => r.serve, postgresCpuUs: (r) => r.postgres },
+          { target, notes: 'rate: events written a second; p50/p99: a write, ms; CPU: µs per event' },
+        ),
+      );
       const e = errorsOf(rounds);
       errors.failed += e.failed;
       errors.total += e.total;

@@ -15,10 +15,9 @@ import {
   errorsOf,
   type Figure,
   type Measure,
-  median,
   platformEnv,
   ROOT,
-  ratioFigure,
+  ratioFigureWith,
   runLoad,
   spawnNode,
   startPlatform,
@@ -147,23 +146,18 @@ export async function scale(databaseUrl: string): Promise<BenchResult> {
         () => round(control),
         () => round(subject),
       );
-      const cpuOf = (which: 'baseline' | 'subject') => ({
-        serveCpuUs: Math.round(median(rounds.map((r) => r[which].serve))),
-        workerCpuUs: Math.round(median(rounds.map((r) => r[which].worker))),
-        postgresCpuUs: Math.round(median(rounds.map((r) => r[which].postgres))),
-      });
-      const figure = ratioFigure(
-        `${EVENTS} events through the API to ${shape.projects} project(s) × ${shape.endpoints} endpoint(s), vs 1 × ${shape.control}`,
-        rounds,
-        0.9,
+      figures.push(
+        ratioFigureWith(
+          `${EVENTS} events through the API to ${shape.projects} project(s) × ${shape.endpoints} endpoint(s), vs 1 × ${shape.control}`,
+          rounds,
+          { serveCpuUs: (r) => r.serve, workerCpuUs: (r) => r.worker, postgresCpuUs: (r) => r.postgres },
+          {
+            target: 0.9,
+            notes:
+              'rate: events published and delivered a second; p50/p99: the publishing call; CPU: µs per event',
+          },
+        ),
       );
-      figures.push({
-        ...figure,
-        subject: { ...figure.subject, ...cpuOf('subject') },
-        baseline: { ...figure.baseline, ...cpuOf('baseline') },
-        notes:
-          'rate: events published and delivered a second; p50/p99: the publishing call; CPU: µs per event',
-      });
       const e = errorsOf(rounds);
       errors.failed += e.failed;
       errors.total += e.total;

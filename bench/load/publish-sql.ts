@@ -10,6 +10,7 @@ import pg from 'pg';
 import { eventStore } from '../../src/events/store.ts';
 import { soleStatement } from '../../src/idempotency/sole.ts';
 import { newId } from '../../src/partitions/ids.ts';
+import { summary } from './summary.ts';
 
 const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
   url: string;
@@ -82,14 +83,4 @@ await Promise.all(
 );
 const seconds = (performance.now() - started) / 1000;
 await pool.end();
-latencies.sort((a, b) => a - b);
-const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-console.log(
-  JSON.stringify({
-    rate: latencies.length / seconds,
-    p50: at(0.5),
-    p99: at(0.99),
-    errors,
-    total: config.total,
-  }),
-);
+console.log(JSON.stringify(summary(latencies, errors, seconds)));

@@ -1,4 +1,4 @@
-// The one result line of a timed loop: its rate over the duration, latency percentiles, and errors.
+// A loop's one result line: its rate over its duration (set or timed), latency percentiles, and errors.
 export function summary(latencies: number[], errors: number, duration: number) {
   const sorted = [...latencies].sort((a, b) => a - b);
   return {
