@@ -38,7 +38,7 @@ const ROWS = `with event as (
   values ($1, $8, $9, 202, $10, now())`;
 
 /** One event and its delivery, written as `mode` says. */
-function write(key: string): pg.QueryConfig {
+function write(client: pg.PoolClient, key: string): pg.QueryConfig {
   const now = new Date();
   const id = newId(now);
   const fingerprint = randomBytes(32);
@@ -53,7 +53,7 @@ function write(key: string): pg.QueryConfig {
   }
   const event = { projectId, id, type, data, subjectHmacs: [] };
   return soleStatement(
-    eventStore(null as never).insertSole(event, 1, null),
+    eventStore(client).insertSole(event, 1, null),
     [],
     { projectId, key, fingerprint, now },
     { fingerprint, status: 202, sealedBody },
@@ -72,7 +72,7 @@ await Promise.all(
     for (let n = next++; n < config.total; n = next++) {
       const sent = performance.now();
       try {
-        await client.query(write(`${prefix}-${n}`));
+        await client.query(write(client, `${prefix}-${n}`));
         latencies.push(performance.now() - sent);
       } catch (error) {
         if (errors++ === 0) console.error(error); // the first, to tell why; the count fails the run
