@@ -2,9 +2,13 @@
 // The history is partitioned by day (migration 0011), and a lookup by an id of version 7 reads only its
 // day's partition: timeOf gives that day. Delivery ids carry their event's time, so they live with it.
 import { v7 } from 'uuid';
+import { randomPooled } from '../crypto.ts';
 
-/** A new id carrying this moment (or `at`). */
-export const newId = (at?: Date): string => (at ? v7({ msecs: at.getTime() }) : v7());
+/**
+ * A new id carrying `at`. Its random bits come from the process's pool: uuid's own draw asks the system
+ * for 16 bytes on every call, 1.6 µs against 0.35 µs (3.5 % of the API's CPU in a publish's profile).
+ */
+export const newId = (at: Date): string => v7({ msecs: at.getTime(), random: randomPooled(16) });
 
 /** The time a version-7 id carries; null for an id of another version (made before ids carried time). */
 export function timeOf(id: string): Date | null {
