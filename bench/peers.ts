@@ -23,7 +23,7 @@ import {
   startPlatform,
 } from './lib.ts';
 import { postgresCpu, redisCpu } from './peers/cpu.ts';
-import { recordFloor } from './peers/floor.ts';
+import { type Floors, recordFloors } from './peers/floor.ts';
 import type { Peer } from './peers/peer.ts';
 import {
   arrivals,
@@ -110,7 +110,7 @@ async function throughput(env: Env, count: number, checks: Check[]): Promise<Fig
   });
   const samples = Object.fromEntries(SYSTEMS.map((s) => [s, [] as Sample[]])) as Record<System, Sample[]>;
   let signaturesOk = true;
-  const floors: number[] = [];
+  const floors: Floors[] = [];
   try {
     const endpoints = await setup.endpoints(count, '/ok');
     const events = fanOut ? FAN_OUT.events : DELIVERIES;
@@ -144,7 +144,7 @@ async function throughput(env: Env, count: number, checks: Check[]): Promise<Fig
       }
     for (let r = 0; r < ROUNDS; r++)
       floors.push(
-        await recordFloor(
+        await recordFloors(
           env.databaseUrl,
           setup.projectId,
           endpoints.map((e) => e.id),
@@ -162,13 +162,14 @@ async function throughput(env: Env, count: number, checks: Check[]): Promise<Fig
   return [...throughputFigures(scenario, samples), floorFigure(scenario, samples, floors)];
 }
 
-/** The service's record alone beside each peer's whole PostgreSQL cost per delivery (peers/floor.ts). */
-function floorFigure(scenario: string, samples: Record<System, Sample[]>, floors: number[]): Figure {
+/** The service's records alone beside each peer's whole PostgreSQL cost per delivery (peers/floor.ts). */
+function floorFigure(scenario: string, samples: Record<System, Sample[]>, floors: Floors[]): Figure {
   const peers = RIVALS.map((name) => `${name} ${perDelivery(samples[name], (s) => s.postgres)}`);
+  const us = (pick: (f: Floors) => number) => Math.round(median(floors.map(pick)) * 10) / 10;
   return {
     name: `${scenario}: platform-core's record alone, PostgreSQL CPU µs per delivery`,
-    subject: { us: Math.round(median(floors) * 10) / 10 },
-    notes: `each delivery's state and attempt row, written as the worker writes them, with no claim or send; each peer's whole: ${peers.join(', ')}`,
+    subject: { us: us((f) => f.record), appendedUs: us((f) => f.appended) },
+    notes: `us: each delivery's state, attempt row and queue row, written as the worker writes them; appendedUs: the attempt row and the queue row's delete alone, the least a model keeping the attempts writes; no claim or send in either; each peer's whole: ${peers.join(', ')}`,
   };
 }
 
