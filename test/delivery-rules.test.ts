@@ -5,6 +5,7 @@ import type { ServerResponse } from 'node:http';
 import { describe, test } from 'node:test';
 import type { Database, Db } from '../src/db/database.ts';
 import { DeliveryWorker } from '../src/delivery/worker.ts';
+import { stateOf } from '../src/delivery-log/state.ts';
 import { expectProblem, startService } from './helpers/app.ts';
 import { answerWith, eventually, startReceiver } from './helpers/receiver.ts';
 
@@ -114,7 +115,7 @@ describe('delivery rules while nothing is delivering', () => {
     try {
       const states = await eventually(async () => {
         const { rows } = await service.db.query(
-          `select state, count(*)::int as n from deliveries where endpoint_id = $1 group by state order by state`,
+          `select ${stateOf('d')} as state, count(*)::int as n from deliveries d where endpoint_id = $1 group by 1 order by 1`,
           [endpointId],
         );
         return rows.every((row) => row.state !== 'pending') && rows;

@@ -159,6 +159,15 @@ describe('webhook deliveries', () => {
     );
     assert.equal(attempts[1].responseBody, 'not yet');
     assert.equal(attempts[1].error, 'HTTP 500');
+    // Its outcome is read from its last attempt (its history row is not written by a success).
+    const shown = history.data[0];
+    assert.deepEqual(
+      [shown.state, shown.attemptCount, shown.lastStatus, shown.lastError],
+      ['delivered', 3, 204, null],
+    );
+    assert.equal(delivery.deliveredAt, shown.deliveredAt);
+    assert.ok(Date.parse(shown.deliveredAt) >= Date.parse(attempts[0].startedAt));
+    assert.ok(Date.parse(shown.deliveredAt) <= Date.now());
     await service.context.meter.flush();
     const usage = (await get(tenant, '/core/v1/usage')).body.data;
     assert.equal(

@@ -5,6 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { openEmbeddedCluster } from '../src/db/embedded.ts';
+import { stateOf } from '../src/delivery-log/state.ts';
 import { spawnNode } from '../support/process.ts';
 import { startService, TEST_ENCRYPTION_KEY } from './helpers/app.ts';
 import { adminUrl, databaseAddress } from './helpers/database.ts';
@@ -61,7 +62,7 @@ async function scenario(
   const settled = await eventually(
     async () => {
       const { rows } = await service.db.query(
-        `select state, count(*)::int as n from deliveries group by state`,
+        `select ${stateOf('d')} as state, count(*)::int as n from deliveries d group by 1`,
       );
       return rows.length === 1 && rows;
     },
@@ -69,7 +70,11 @@ async function scenario(
     'deliveries to settle',
   ).catch(
     async () =>
-      (await service.db.query(`select state, count(*)::int as n from deliveries group by state`)).rows,
+      (
+        await service.db.query(
+          `select ${stateOf('d')} as state, count(*)::int as n from deliveries d group by 1`,
+        )
+      ).rows,
   );
   assert.deepEqual(settled, [{ state: 'delivered', n: EVENTS * ENDPOINTS }], 'none pending, dead or stuck');
   for (const receiver of receivers)

@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import { manualClock } from '../src/clock.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { stateOf } from '../src/delivery-log/state.ts';
 import { eventStore } from '../src/events/store.ts';
 import { runMaintenance } from '../src/maintenance.ts';
 import { newId } from '../src/partitions/ids.ts';
@@ -355,7 +356,7 @@ describe('the history keeps working for a worker', () => {
       const { rows } = await service.db.query(
         `select count(*)::int as n from deliveries d join delivery_attempts a
            on a.delivery_id = d.id and a.event_created_at = d.event_created_at
-          where d.project_id = $1 and d.state = 'delivered'`,
+          where d.project_id = $1 and ${stateOf('d')} = 'delivered'`,
         [tenant.projectId],
       );
       return rows[0]?.n === 4;

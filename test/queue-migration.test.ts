@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { parseKeyring } from '../src/crypto.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { stateOf } from '../src/delivery-log/state.ts';
 import { SCOPES } from '../src/keys/scopes.ts';
 import { generateKey, hashKey } from '../src/keys/service.ts';
 import { newSecret } from '../src/webhooks/secrets.ts';
@@ -150,7 +151,7 @@ test('a database with pending, leased, held and dead deliveries migrates, and ea
   await receivers.plain.waitFor(3);
   await eventually(async () => {
     const { rows } = await service.db.query<{ state: string }>(
-      `select state from deliveries where id = any ($1::uuid[]) and state = 'delivered'`,
+      `select from deliveries d where id = any ($1::uuid[]) and ${stateOf('d')} = 'delivered'`,
       [[ids.due, ids.leased, ids.paused, ids.head, ids.follower, ids.dead, ids.delivered]],
     );
     return rows.length === 7;

@@ -4,6 +4,7 @@ import type { Db } from '../db/database.ts';
 import { notFound } from '../errors.ts';
 import { type Cursor, encode, type Page, pageFrom } from '../pagination.ts';
 import { projectHorizon } from '../partitions/retention.ts';
+import { deliveredBy, stateOf } from './state.ts';
 
 export interface DeliveryView {
   id: string;
@@ -31,20 +32,22 @@ export interface AttemptView {
   responseBody: string | null;
 }
 
-const VIEW = `d.id, d.event_id as "eventId", e.type as "eventType", d.endpoint_id as "endpointId", d.kind, d.state,
-  d.attempts as "attemptCount",
+/** What the API shows of a delivery `d`, its event `e`, its queue row `q` (QUEUED) and its attempt `da` (DELIVERED). */
+const VIEW = `d.id, d.event_id as "eventId", e.type as "eventType", d.endpoint_id as "endpointId", d.kind,
+  ${stateOf('d')} as state,
+  d.attempts + (da.delivered_at is not null)::int as "attemptCount",
   to_char(q.next_attempt_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "nextAttemptAt",
   case when q.delivery_id is null or q.lease_until > now() then null
        when q.held is not null then q.held
        when q.next_attempt_at <= now() then null
        when q.throttled then 'throttled'
        else 'retry' end as "waitReason",
-  d.last_status as "lastStatus", d.last_error as "lastError",
-  to_char(d.delivered_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "deliveredAt",
+  coalesce(da.status_code, d.last_status) as "lastStatus", case when da.delivered_at is null then d.last_error end as "lastError",
+  to_char(coalesce(da.delivered_at, d.delivered_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "deliveredAt",
   to_char(d.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "createdAt"`;
 
-/** A delivery's place in the queue, while it is pending (VIEW reads it as `q`). */
-const QUEUED = 'left join delivery_queue q on q.delivery_id = d.id';
+/** A delivery's place in the queue, while it is pending, and the attempt that delivered it (VIEW reads them). */
+const QUEUED = `left join delivery_queue q on q.delivery_id = d.id ${deliveredBy('d')}`;
 
 const ATTEMPTS = `coalesce((
     select json_agg(json_build_object(
@@ -111,7 +114,7 @@ export const deliveryLog = (db: Db, retentionDays: number) => ({
           where d.project_id = $1 and d.endpoint_id = $2
             and d.event_created_at >= ${projectHorizon('$1', '$6')}
             and ($3::timestamptz is null or (d.created_at, d.id) < ($3::timestamptz, $4::uuid))
-            and ($7::text is null or d.state = $7)
+            and ($7::text is null or ${stateOf('d')} = $7)
             and ($8::text is null or exists (
                   select from events e
                    where e.project_id = d.project_id and e.id = d.event_id
@@ -163,7 +166,7 @@ export const deliveryLog = (db: Db, retentionDays: number) => ({
             and ($8::text is null or exists (
                   select from deliveries d
                    where d.project_id = e.project_id and d.event_id = e.id
-                     and d.event_created_at = e.created_at and d.state = $8))
+                     and d.event_created_at = e.created_at and ${stateOf('d')} = $8))
           order by e.id desc
           limit $9
        ), summaries as (
@@ -175,7 +178,8 @@ export const deliveryLog = (db: Db, retentionDays: number) => ({
                   'dead', count(d.id) filter (where d.state = 'dead'),
                   'cancelled', count(d.id) filter (where d.state = 'cancelled')) as deliveries
            from page e
-           left join deliveries d
+           left join (select d.project_id, d.id, d.event_id, d.event_created_at, ${stateOf('d')} as state
+                        from deliveries d) d
              on d.project_id = e.project_id and d.event_id = e.id and d.event_created_at = e.created_at
           group by e.id, e.type, e.created_at, e.redacted_at
        )

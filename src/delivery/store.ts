@@ -44,10 +44,12 @@ export const WORKER_LOCK = 7310014;
 export const deliveryStore = (db: Db) => ({
   /**
    * Records a batch of attempts in one statement, only of deliveries this worker still leases: a retried
-   * one stays in the queue for its next attempt, a finished one leaves it (a delete), and its history row
-   * takes the outcome (a HOT update: no index of the history names what changes) and one attempt row. A
-   * delivery cancelled (or expired) while its attempt was in flight has left the queue: the attempt is
-   * recorded, and its state and reason kept, if no other attempt was recorded since the claim.
+   * one stays in the queue for its next attempt, a finished one leaves it (a delete), and each takes one
+   * attempt row. A delivered one's history row is not written: the queue row's delete and the attempt row
+   * say it (delivery-log/state.ts). A retried or dead one's row takes the outcome (a HOT update: no index of
+   * the history names what changes). A delivery cancelled (or expired) while its attempt was in flight has
+   * left the queue: the attempt is recorded, and its state and reason kept, if no other attempt was
+   * recorded since the claim.
    */
   async complete(batch: Completion[]): Promise<Recorded[]> {
     if (batch.length === 0) return [];
@@ -70,34 +72,42 @@ export const deliveryStore = (db: Db) => ({
        ), finished as (
          delete from delivery_queue q using r
           where q.delivery_id = r.id and q.lease_token = r.lease_token and r.state <> 'pending'
-         returning q.delivery_id
+         returning q.delivery_id as id, q.project_id, q.event_id, q.event_created_at, q.endpoint_id, r.state,
+                   q.attempts + 1 as attempts, r.started_at, r.duration_ms, r.status_code, r.error, r.succeeded,
+                   r.response_body
        ), mine as materialized (
          -- "in" over the union is one hash of it: joined, a plan that counted the union as a row or two
          -- read all of it for each attempt (200 × 200 rows a batch). Materialized, so it is made once.
-         select r.*, r.id in (select delivery_id from retried union all select delivery_id from finished) as mine
+         select r.*, r.id in (select delivery_id from retried union all select id from finished) as mine
            from r
        ), updated as (
+         -- Every outcome but a delivery: its history row stays as it is (delivery-log/state.ts).
          update deliveries d
             set state = case when r.mine then r.state else d.state end,
                 attempts = d.attempts + 1,
                 last_status = r.status_code,
                 last_error = case when r.mine then r.error else d.last_error end,
-                delivered_at = case when r.mine and r.state = 'delivered' then now() else d.delivered_at end,
                 dead_at = case when r.mine and r.state = 'dead' then now() else d.dead_at end
            from mine r
           where d.project_id = r.project_id and d.id = r.id and d.event_created_at = r.event_created_at
-            and (r.mine or (d.state <> 'pending' and d.attempts = r.attempts_before))
+            and ((r.mine and r.state <> 'delivered') or (not r.mine and d.state <> 'pending' and d.attempts = r.attempts_before))
          returning d.project_id, d.id, d.event_id, d.event_created_at, d.endpoint_id, d.state, d.attempts,
                    r.started_at, r.duration_ms, r.status_code, r.error, r.succeeded, r.response_body
+       ), recorded as (
+         select * from updated
+         union all
+         select project_id, id, event_id, event_created_at, endpoint_id, state, attempts, started_at, duration_ms,
+                status_code, error, succeeded, response_body
+           from finished where state = 'delivered'
        ), attempts as (
          insert into delivery_attempts (project_id, delivery_id, event_created_at, attempt, started_at, duration_ms,
                                         status_code, error, succeeded, response_body)
          select project_id, id, event_created_at, attempts, started_at, duration_ms, status_code, error, succeeded,
                 response_body
-           from updated
+           from recorded
        )
        select u.project_id, u.id, u.event_id, u.endpoint_id, u.state, e.type
-         from updated u
+         from recorded u
          -- The type of a dead one's event, found by its whole key (lateral: see claim.ts)
          left join lateral (
            select e.type from events e

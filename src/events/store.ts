@@ -1,5 +1,6 @@
 import { VERSION } from '../catalogue/store.ts';
 import type { Db, SoleWrite } from '../db/database.ts';
+import { stateOf } from '../delivery-log/state.ts';
 import { enqueue, QUEUED_RESULT, type Queued, subscribed } from '../outbox/queue.ts';
 import { timeOf } from '../partitions/ids.ts';
 import { projectHorizon } from '../partitions/retention.ts';
@@ -129,7 +130,7 @@ export const eventStore = (db: Db) => ({
       `select e.type, e.created_at, e.ordering_key,
               exists (select 1 from deliveries d
                        where d.project_id = e.project_id and d.event_id = e.id and d.event_created_at = e.created_at
-                         and d.kind = 'dispatch' and d.state = 'pending' and d.attempts = 0) as in_progress
+                         and d.kind = 'dispatch' and ${stateOf('d')} = 'pending' and d.attempts = 0) as in_progress
          from events e
         where ${condition}`,
       values,

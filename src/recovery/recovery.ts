@@ -2,6 +2,7 @@
 // by a background job (jobs.ts), with a dry run that only counts.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.ts';
+import { stateOf } from '../delivery-log/state.ts';
 import { notFound, PlatformError } from '../errors.ts';
 import { DELIVERIES_CHANNEL } from '../outbox/channel.ts';
 import { laneOf, lockLanes, settleLanes } from '../outbox/lanes.ts';
@@ -30,7 +31,7 @@ export const recovery = (db: Db, retentionDays: number) => ({
   async retry(projectId: string, deliveryId: string) {
     const at = timeOf(deliveryId);
     const { rows } = await db.query<{ state: string; endpoint_id: string; found: boolean; active: boolean }>(
-      `select d.state, d.endpoint_id, w.id is not null as found, coalesce(w.active, false) as active
+      `select ${stateOf('d')} as state, d.endpoint_id, w.id is not null as found, coalesce(w.active, false) as active
          from deliveries d
          left join webhook_endpoints w on w.project_id = d.project_id and w.id = d.endpoint_id
         where d.project_id = $1 and d.id = $2 and d.event_created_at >= ${HORIZON}
@@ -46,14 +47,18 @@ export const recovery = (db: Db, retentionDays: number) => ({
     if (!delivery.active) throw endpointDisabled();
     await lockLanes(db, [delivery.endpoint_id]);
     const { rows: retried } = await db.query<{ lane: string | null }>(
-      `with target as (
-         select d.project_id, d.id, d.event_id, d.event_created_at, d.endpoint_id, d.attempts, d.state, l.lane
+      `with locked as (
+         select d.project_id, d.id, d.event_id, d.event_created_at, d.endpoint_id, d.attempts, l.lane,
+                ${stateOf('d')} as state
            from deliveries d
            join webhook_endpoints w on w.project_id = d.project_id and w.id = d.endpoint_id
            join events e on e.project_id = d.project_id and e.id = d.event_id and e.created_at = d.event_created_at
           cross join lateral (select ${laneOf('e.ordering_key')} as lane) l
           where d.project_id = $1 and d.id = $2 and d.state in ('dead', 'pending')
             for update of d
+       ), target as (
+         -- a row that says pending and has left the queue was delivered (delivery-log/state.ts)
+         select * from locked where state in ('dead', 'pending')
        ), due_now as (
          update delivery_queue q set next_attempt_at = now(), throttled = false
            from target t
@@ -95,7 +100,7 @@ export const recovery = (db: Db, retentionDays: number) => ({
       throw new PlatformError('VALIDATION_FAILED', detail, { errors: [{ pointer: '/since', detail }] });
     }
     const matched = `with latest as (
-         select distinct on (d.event_id) d.event_id, d.event_created_at, d.state
+         select distinct on (d.event_id) d.event_id, d.event_created_at, ${stateOf('d')} as state
            from deliveries d
           where d.project_id = $1 and d.endpoint_id = $2
             and d.event_created_at >= greatest($4::timestamptz, ${HORIZON}) and d.event_created_at < $5

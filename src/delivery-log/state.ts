@@ -1,0 +1,25 @@
+// A delivery's state, as every reader of the history derives it. The recorder writes nothing to a
+// delivery's history row when an attempt succeeds, the common outcome by far: it deletes the queue row and
+// appends the attempt row, and that is all (docs/decisions/appended-delivered.md). Every other change of
+// state is written to the row: a retry, a death, a cancel, the retention's horizon, a retry by hand. So a
+// row that still says 'pending' and has no queue row left was delivered, by its attempt number
+// `attempts + 1`. The queue row and the attempt row are written and removed by one statement, so a
+// statement's snapshot never sees one without the other.
+
+/** The state of the history row `d` (an alias): pending, delivered, dead or cancelled. */
+export const stateOf = (d: string) =>
+  `case when ${d}.state <> 'pending' then ${d}.state
+        when exists (select from delivery_queue dq where dq.delivery_id = ${d}.id) then 'pending'
+        else 'delivered' end`;
+
+/**
+ * The attempt that delivered `d`, when its row was not written by it, as a lateral join `da` (its
+ * status_code and its delivered_at); no row for any other delivery. One probe of the attempts' primary key.
+ */
+export const deliveredBy = (d: string) => `left join lateral (
+    select da.status_code, da.started_at + make_interval(secs => da.duration_ms / 1000.0) as delivered_at
+      from delivery_attempts da
+     where ${d}.state = 'pending'
+       and da.project_id = ${d}.project_id and da.delivery_id = ${d}.id
+       and da.event_created_at = ${d}.event_created_at and da.attempt = ${d}.attempts + 1
+       and da.succeeded) da on true`;
