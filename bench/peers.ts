@@ -169,7 +169,7 @@ function floorFigure(scenario: string, samples: Record<System, Sample[]>, floors
   return {
     name: `${scenario}: platform-core's record alone, PostgreSQL CPU µs per delivery`,
     subject: { us: us((f) => f.record), appendedUs: us((f) => f.appended) },
-    notes: `us: each delivery's state, attempt row and queue row, written as the worker writes them; appendedUs: the attempt row and the queue row's delete alone, the least a model keeping the attempts writes; no claim or send in either; each peer's whole: ${peers.join(', ')}`,
+    notes: `us: the service's record of each delivered attempt, as the worker writes it; appendedUs: the attempt row and the queue row's delete alone, the least a model keeping the attempts writes; no claim or send in either; each peer's whole: ${peers.join(', ')}`,
   };
 }
 

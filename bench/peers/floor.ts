@@ -2,8 +2,8 @@
 // no send and no worker, measured on deliveries queued as the benchmark queues them, held out of the
 // worker's reach and leased. Two records, each in batches of the recorder's size:
 //
-//   record     the service's own (recordAttempts): each delivery's next state in its history row, its
-//              attempt row, its queue row deleted; what the API's history reads
+//   record     the service's own (recordAttempts) of a delivered attempt: its queue row deleted (by its
+//              lease), its attempt row, its endpoint's run of deaths; its history row is not written
 //   appended   the least any design keeping the API's attempts can write: the attempt row and the queue
 //              row's delete, in one statement, with no history row updated and nothing else checked
 //
