@@ -4,7 +4,7 @@ import type { Db } from '../db/database.ts';
 import { notFound } from '../errors.ts';
 import { type Cursor, encode, type Page, pageFrom } from '../pagination.ts';
 import { projectHorizon } from '../partitions/retention.ts';
-import { deliveredBy, stateOf } from './state.ts';
+import { deliveredAt, deliveredBy, delivering, stateOf } from './state.ts';
 
 export interface DeliveryView {
   id: string;
@@ -32,9 +32,9 @@ export interface AttemptView {
   responseBody: string | null;
 }
 
-/** What the API shows of a delivery `d`, its event `e`, its queue row `q` (QUEUED) and its attempt `da` (DELIVERED). */
+/** What the API shows of a delivery `d` and its event `e`, its queue row `q` and its delivering attempt `da`. */
 const VIEW = `d.id, d.event_id as "eventId", e.type as "eventType", d.endpoint_id as "endpointId", d.kind,
-  ${stateOf('d')} as state,
+  ${stateOf('d', 'q')} as state,
   d.attempts + (da.delivered_at is not null)::int as "attemptCount",
   to_char(q.next_attempt_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "nextAttemptAt",
   case when q.delivery_id is null or q.lease_until > now() then null
@@ -46,18 +46,25 @@ const VIEW = `d.id, d.event_id as "eventId", e.type as "eventType", d.endpoint_i
   to_char(coalesce(da.delivered_at, d.delivered_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "deliveredAt",
   to_char(d.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "createdAt"`;
 
-/** A delivery's place in the queue, while it is pending, and the attempt that delivered it (VIEW reads them). */
-const QUEUED = `left join delivery_queue q on q.delivery_id = d.id ${deliveredBy('d')}`;
+/** A delivery's place in the queue, while it is pending (VIEW reads it as `q`). */
+const QUEUED = 'left join delivery_queue q on q.delivery_id = d.id';
 
-const ATTEMPTS = `coalesce((
-    select json_agg(json_build_object(
+/**
+ * Every attempt of `d`, newest first, and the one that delivered it (VIEW reads them as `da`), in one
+ * read of its attempts: a second lateral join over them planned every day's partition again (0.6 ms more
+ * planning a page at 9 days; `deliveredBy` is for a read whose day is known as it is planned).
+ */
+const ATTEMPTS = `left join lateral (
+    select coalesce(json_agg(json_build_object(
              'attempt', a.attempt,
              'startedAt', to_char(a.started_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
              'durationMs', a.duration_ms, 'statusCode', a.status_code, 'error', a.error,
              'succeeded', a.succeeded, 'responseBody', a.response_body)
-           order by a.attempt desc)
+           order by a.attempt desc), '[]') as attempts,
+           max(a.status_code) filter (where ${delivering('d', 'a')}) as status_code,
+           max(${deliveredAt('a')}) filter (where ${delivering('d', 'a')}) as delivered_at
       from delivery_attempts a
-     where a.project_id = d.project_id and a.delivery_id = d.id and a.event_created_at = d.event_created_at), '[]') as attempts`;
+     where a.project_id = d.project_id and a.delivery_id = d.id and a.event_created_at = d.event_created_at) da on true`;
 
 /** An event of the project's log, with its deliveries counted by state. */
 export interface EventSummary {
@@ -85,6 +92,7 @@ export const deliveryLog = (db: Db, retentionDays: number) => ({
       `select ${VIEW} from deliveries d
          join events e on e.project_id = d.project_id and e.id = d.event_id and e.created_at = d.event_created_at
          ${QUEUED}
+        ${deliveredBy('d')}
         where d.project_id = $1 and d.event_id = $2 and d.event_created_at = $3
         order by d.created_at, d.id`,
       [projectId, eventId, eventCreatedAt],
@@ -122,10 +130,10 @@ export const deliveryLog = (db: Db, retentionDays: number) => ({
           order by d.created_at desc, d.id desc
           limit $5
        )
-       select ${VIEW}, ${ATTEMPTS}
+       select ${VIEW}, da.attempts
          from page d
          join events e on e.project_id = d.project_id and e.id = d.event_id and e.created_at = d.event_created_at
-         ${QUEUED}
+         ${QUEUED} ${ATTEMPTS}
         order by d.created_at desc, d.id desc`,
       [
         projectId,

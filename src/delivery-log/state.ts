@@ -6,20 +6,29 @@
 // `attempts + 1`. The queue row and the attempt row are written and removed by one statement, so a
 // statement's snapshot never sees one without the other.
 
-/** The state of the history row `d` (an alias): pending, delivered, dead or cancelled. */
-export const stateOf = (d: string) =>
+/**
+ * The state of the history row `d` (an alias): pending, delivered, dead or cancelled. `queued`: the alias
+ * of its queue row where the statement joins it already; else the queue is probed.
+ */
+export const stateOf = (d: string, queued?: string) =>
   `case when ${d}.state <> 'pending' then ${d}.state
-        when exists (select from delivery_queue dq where dq.delivery_id = ${d}.id) then 'pending'
+        when ${queued ? `${queued}.delivery_id is not null` : `exists (select from delivery_queue dq where dq.delivery_id = ${d}.id)`} then 'pending'
         else 'delivered' end`;
+
+/** Whether attempt `a` is the one that delivered `d` and was not written to `d`'s row. */
+export const delivering = (d: string, a: string) =>
+  `${d}.state = 'pending' and ${a}.attempt = ${d}.attempts + 1 and ${a}.succeeded`;
+
+/** When attempt `a` delivered: the moment its answer arrived. */
+export const deliveredAt = (a: string) =>
+  `${a}.started_at + make_interval(secs => ${a}.duration_ms / 1000.0)`;
 
 /**
  * The attempt that delivered `d`, when its row was not written by it, as a lateral join `da` (its
  * status_code and its delivered_at); no row for any other delivery. One probe of the attempts' primary key.
  */
 export const deliveredBy = (d: string) => `left join lateral (
-    select da.status_code, da.started_at + make_interval(secs => da.duration_ms / 1000.0) as delivered_at
+    select da.status_code, ${deliveredAt('da')} as delivered_at
       from delivery_attempts da
-     where ${d}.state = 'pending'
-       and da.project_id = ${d}.project_id and da.delivery_id = ${d}.id
-       and da.event_created_at = ${d}.event_created_at and da.attempt = ${d}.attempts + 1
-       and da.succeeded) da on true`;
+     where da.project_id = ${d}.project_id and da.delivery_id = ${d}.id
+       and da.event_created_at = ${d}.event_created_at and ${delivering(d, 'da')}) da on true`;
