@@ -47,7 +47,9 @@ export const recovery = (db: Db, retentionDays: number) => ({
     if (!delivery.active) throw endpointDisabled();
     await lockLanes(db, [delivery.endpoint_id]);
     const { rows: retried } = await db.query<{ lane: string | null }>(
-      `with locked as (
+      `with target as (
+         -- its state derived (delivery-log/state.ts): a delivered one, though it says pending, is neither
+         -- made due nor revived below
          select d.project_id, d.id, d.event_id, d.event_created_at, d.endpoint_id, d.attempts, l.lane,
                 ${stateOf('d')} as state
            from deliveries d
@@ -56,9 +58,6 @@ export const recovery = (db: Db, retentionDays: number) => ({
           cross join lateral (select ${laneOf('e.ordering_key')} as lane) l
           where d.project_id = $1 and d.id = $2 and d.state in ('dead', 'pending')
             for update of d
-       ), target as (
-         -- a row that says pending and has left the queue was delivered (delivery-log/state.ts)
-         select * from locked where state in ('dead', 'pending')
        ), due_now as (
          update delivery_queue q set next_attempt_at = now(), throttled = false
            from target t
