@@ -30,7 +30,7 @@ const CONCURRENCY = 128; // the worker's; at most a quarter of it to one endpoin
 export const DATA = { order: 'x'.repeat(1000) }; // ~1 KiB of JSON
 
 /** $3 events of project $1 with the payload $2, as `e` (id, created_at), for the deliveries that follow. */
-export const HELD_EVENTS = `with e as (
+export const BENCH_EVENTS = `with e as (
   insert into events (project_id, id, type, data, created_at)
   select $1, uuid_v7_at(t), 'pay.payment.succeeded', $2::jsonb, t
     from generate_series(1, $3), date_trunc('milliseconds', now()) as t
@@ -164,27 +164,30 @@ export async function prepare(databaseUrl: string, env: Record<string, string> =
   let made = 0;
 
   /**
-   * Makes the held deliveries due and wakes the worker. The clock starts after this: making 20,000 rows
-   * due is this harness's doing (one update, about half a second of PostgreSQL's time), not the worker's.
+   * A round's deliveries are queued due, as publishing leaves them, while the worker is held still
+   * (SIGSTOP): queued held and then made due by one update, every row had moved once before the worker
+   * saw it, and its lease found the room on its page that a publish leaves none of (migration 0025).
    */
+  const hold = () => worker.child.kill('SIGSTOP');
+  /** Lets the worker go and wakes it. The clock starts after this. */
   const go = async () => {
-    await client.query(`update delivery_queue set next_attempt_at = now() where project_id = $1`, [
-      tenant.projectId,
-    ]);
+    worker.child.kill('SIGCONT');
     await client.query(`notify platform_deliveries`);
   };
 
   /**
-   * After a reset, `events` events, each with a delivery to every one of `endpoints`, held back. They are
-   * queued event by event, as publishing queues them (and as the peers benchmark queues the peers' jobs):
-   * without the order, PostgreSQL wrote each endpoint's deliveries in a block of their own.
+   * After a reset, with the worker held, `events` events, each with a delivery due to every one of
+   * `endpoints`. They are queued event by event, as publishing queues them (and as the peers benchmark
+   * queues the peers' jobs): without the order, PostgreSQL wrote each endpoint's deliveries in a block of
+   * their own.
    */
-  const holdFanOut = async (endpoints: Endpoint[], events: number) => {
+  const queueFanOut = async (endpoints: Endpoint[], events: number) => {
     await reset();
+    hold();
     await client.query(
-      `${HELD_EVENTS}, q as (
+      `${BENCH_EVENTS}, q as (
          insert into delivery_queue (delivery_id, project_id, event_id, event_created_at, endpoint_id, next_attempt_at)
-         select uuid_v7_at(e.created_at), $1, e.id, e.created_at, w.id, now() + interval '1 day'
+         select uuid_v7_at(e.created_at), $1, e.id, e.created_at, w.id, now()
            from e cross join unnest($4::uuid[]) with ordinality as w(id, n)
           order by e.id, w.n
          returning *
@@ -200,7 +203,7 @@ export async function prepare(databaseUrl: string, env: Record<string, string> =
     await fetch(`${receiver}/reset`, { method: 'POST' });
   };
 
-  /** Makes the held deliveries due, wakes the worker, and times `expected` deliveries to `measured`. */
+  /** Lets the held worker go and times `expected` deliveries to `measured`. */
   const release = async (measured: Endpoint[], expected: number, onStart?: () => void): Promise<Measure> => {
     const ids = measured.map((e) => e.id);
     await go();
@@ -272,19 +275,20 @@ export async function prepare(databaseUrl: string, env: Record<string, string> =
       return endpoints;
     },
 
-    /** Queues the planned deliveries held back, releases them at once, and times the healthy ones' delivery. */
+    /** Queues the planned deliveries with the worker held, lets it go, and times the healthy ones' delivery. */
     async round(
       plan: { endpoint: Endpoint; deliveries: number }[],
       measured: Endpoint[],
       onStart?: () => void,
     ): Promise<Measure> {
       await reset();
+      hold();
       for (const { endpoint, deliveries } of plan) {
         await client.query(
-          `${HELD_EVENTS}, q as (
+          `${BENCH_EVENTS}, q as (
              insert into delivery_queue (delivery_id, project_id, event_id, event_created_at, endpoint_id,
                                          next_attempt_at, lane, held)
-             select uuid_v7_at(e.created_at), $1, e.id, e.created_at, $4, now() + interval '1 day',
+             select uuid_v7_at(e.created_at), $1, e.id, e.created_at, $4, now(),
                     case when $5 then '' end, case when $5 and n > 1 then 'ordered' end
                from (select *, row_number() over (order by id) as n from e) as e
               order by n
@@ -302,13 +306,13 @@ export async function prepare(databaseUrl: string, env: Record<string, string> =
 
     /** The same for `events` events, each delivered to every one of `endpoints` (a fan-out). */
     async fanOut(endpoints: Endpoint[], events: number, onStart?: () => void): Promise<Measure> {
-      await holdFanOut(endpoints, events);
+      await queueFanOut(endpoints, events);
       return release(endpoints, events * endpoints.length, onStart);
     },
 
-    /** Queues `events` deliveries to `endpoint` held back, then makes them due (for a run to watch). */
+    /** Queues `events` deliveries to `endpoint` with the worker held, then lets it go (for a run to watch). */
     async queueAndGo(endpoint: Endpoint, events: number) {
-      await holdFanOut([endpoint], events);
+      await queueFanOut([endpoint], events);
       await go();
     },
 
@@ -355,6 +359,7 @@ export async function prepare(databaseUrl: string, env: Record<string, string> =
 
     async close() {
       await client.end();
+      worker.child.kill('SIGCONT'); // a held worker would not see its SIGTERM
       await worker.stop();
       await receiverProcess.stop();
     },

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { type Completion, recordAttempts } from '../../src/delivery/store.ts';
-import { DATA, HELD_EVENTS, HISTORY_OF_QUEUED } from '../delivery.ts';
+import { BENCH_EVENTS, DATA, HISTORY_OF_QUEUED } from '../delivery.ts';
 
 /** The recorder's batch (recorder.ts, FLUSH_AT). */
 const BATCH = 200;
@@ -74,7 +74,7 @@ const APPENDED = `with done as (
 /** Queues the deliveries, due in a day and leased with `token`, and their history rows. */
 async function queue(db: Database, projectId: string, endpointIds: string[], events: number, token: string) {
   const { rows } = await db.query<Leased>(
-    `${HELD_EVENTS}, q as (
+    `${BENCH_EVENTS}, q as (
        insert into delivery_queue (delivery_id, project_id, event_id, event_created_at, endpoint_id, next_attempt_at,
                                    lease_until, lease_token)
        select uuid_v7_at(e.created_at), $1, e.id, e.created_at, w.id, now() + interval '1 day',
