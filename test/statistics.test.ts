@@ -2,15 +2,16 @@
 // only (migration 0016); a day's partitions are analyzed again as they double (partitions/statistics.ts), so
 // that a plan made while the day was small is made again; and the claim reads the due deliveries in order
 // up to its limit, even with statistics that know nothing of the backlog (claim.ts, DUE_QUERY); and
-// neither the claim nor the recorder reads every endpoint to find the few they concern; and a publish
-// finds the endpoints that take its type without a function call for each (migration 0021).
+// neither the claim nor the recorder reads every endpoint to find the few they concern; a claim's leases
+// stay on their pages (migration 0025); and a publish finds the endpoints that take its type without a
+// function call for each (migration 0021).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
 import { eventTypeStore } from '../src/catalogue/store.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { CLAIM_SETTINGS, DUE_QUERY } from '../src/delivery/claim.ts';
+import { CLAIM_SETTINGS, claim, DUE_QUERY } from '../src/delivery/claim.ts';
 import { RUNS_CHANGING } from '../src/delivery/store.ts';
 import { subscribed } from '../src/outbox/queue.ts';
 import { analyzeGrown } from '../src/partitions/statistics.ts';
@@ -157,6 +158,43 @@ test('the claim and the recorder probe the endpoints they concern by key, at 1,0
     assert.doesNotMatch(plan, /Seq Scan on webhook_endpoints/, plan);
     assert.match(plan, /Index Scan using webhook_endpoints_pkey on webhook_endpoints/, plan);
   }
+});
+
+test("a claim's leases stay on their rows' pages (HOT), though it leases every row of a page at once", async () => {
+  const owner = randomUUID();
+  const endpoint = randomUUID();
+  await db.query(`insert into projects (id, slug, name, mode) values ($1, $2, 'Leases', 'test')`, [
+    owner,
+    `leases-${Date.now()}`,
+  ]);
+  await db.query(
+    `insert into webhook_endpoints (project_id, id, url, event_types, active_secret)
+     values ($1, $2, 'https://hooks.example.com/leases', '{*}', '\\x00')`,
+    [owner, endpoint],
+  );
+  await db.query('truncate delivery_queue');
+  // Queued in one statement, as a burst of publishes leaves them: each page filled up to the fillfactor.
+  await db.query(
+    `insert into delivery_queue (delivery_id, project_id, event_id, event_created_at, endpoint_id)
+     select gen_random_uuid(), $1, gen_random_uuid(), now(), $2 from generate_series(1, 200)`,
+    [owner, endpoint],
+  );
+  const pages = async () => {
+    const { rows } = await db.query<{ id: string; page: number; leased: boolean }>(
+      `select delivery_id as id, (ctid::text::point)[0] as page, lease_until is not null as leased
+         from delivery_queue`,
+    );
+    return rows;
+  };
+  const before = new Map((await pages()).map((r) => [r.id, r.page]));
+  assert.ok(new Set(before.values()).size > 1, 'the rows fill more than one page');
+  const token = randomUUID();
+  await claim(db, { limit: 200, share: () => 200, leaseSeconds: 30, token, holder: 1, leftOut: [] });
+  const after = await pages();
+  assert.equal(after.filter((r) => r.leased).length, 200);
+  // A version that left its page gave every index of the queue an entry (migration 0025).
+  const moved = after.filter((r) => r.page !== before.get(r.id));
+  assert.equal(moved.length, 0, `${moved.length} of 200 leases left their page`);
 });
 
 test('a publish finds who takes its type with the patterns computed once, not a function call per endpoint', async () => {
