@@ -3,8 +3,8 @@
 // that a plan made while the day was small is made again; and the claim reads the due deliveries in order
 // up to its limit, even with statistics that know nothing of the backlog (claim.ts, DUE_QUERY); and
 // neither the claim nor the recorder reads every endpoint to find the few they concern; a claim's leases
-// stay on their pages (migration 0025); and a publish finds the endpoints that take its type without a
-// function call for each (migration 0021).
+// stay on their pages (migration 0025) and read their events' days only; and a publish finds the
+// endpoints that take its type without a function call for each (migration 0021).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
@@ -12,6 +12,7 @@ import { eventTypeStore } from '../src/catalogue/store.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { CLAIM_SETTINGS, claim, DUE_QUERY } from '../src/delivery/claim.ts';
+import { LEASE, LEASED } from '../src/delivery/lease.ts';
 import { RUNS_CHANGING } from '../src/delivery/store.ts';
 import { subscribed } from '../src/outbox/queue.ts';
 import { analyzeGrown } from '../src/partitions/statistics.ts';
@@ -195,6 +196,28 @@ test("a claim's leases stay on their rows' pages (HOT), though it leases every r
   // A version that left its page gave every index of the queue an entry (migration 0025).
   const moved = after.filter((r) => r.page !== before.get(r.id));
   assert.equal(moved.length, 0, `${moved.length} of 200 leases left their page`);
+});
+
+test("a claim's lease reads the events of its deliveries' days only, whatever the days kept", async () => {
+  const plan = await db.transaction(async (tx) => {
+    await tx.query(CLAIM_SETTINGS); // the plan made for any values, as the named statement keeps it
+    await tx.query(
+      `prepare lease(float8, uuid, int, tid[], float8[], timestamptz, timestamptz) as ${LEASE} ${LEASED}`,
+    );
+    const { rows } = await tx.query<{ 'QUERY PLAN': string }>(
+      `explain (analyze, costs off, timing off, summary off)
+       execute lease(30, gen_random_uuid(), 1, '{}', '{}', date_trunc('day', now()), date_trunc('day', now()) + interval '1 day')`,
+    );
+    await tx.query('deallocate lease');
+    return rows.map((r) => r['QUERY PLAN']).join('\n');
+  });
+  const { rows } = await db.query<{ days: number }>(
+    "select count(*)::int as days from pg_inherits where inhparent = 'events'::regclass",
+  );
+  const days = rows[0]?.days ?? 0;
+  assert.ok(days > 2, `${days} partitions of events`);
+  // Left out as the statement starts: never set up, however many days the history keeps.
+  assert.match(plan, new RegExp(`Subplans Removed: ${days - 1}\\b`), plan);
 });
 
 test('a publish finds who takes its type with the patterns computed once, not a function call per endpoint', async () => {

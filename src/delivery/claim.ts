@@ -13,6 +13,7 @@
 //      everything the send needs (event, address, sealed secrets), grouped in runs.
 import { type Database, type Db, pgCode } from '../db/database.ts';
 import { LANE_LOCK } from '../outbox/lanes.ts';
+import { DECIDED, LEASE, LEASED } from './lease.ts';
 import { LOOKAHEAD_S, type Paced, pace } from './pacing.ts';
 
 /**
@@ -309,9 +310,11 @@ async function holdPaused(tx: Db, paused: Due[]) {
 }
 
 /**
- * Cancels, pushes and leases in one statement; the leased deliveries with what their sends need. Every row
- * it writes is one the claim locked, so each is found where the claim found it (by ctid), with no second
- * lookup by key; a join to a batch the planner cannot count read the whole table at each claim.
+ * Leases, and cancels, pushes and paces, in one statement; the leased deliveries with what their sends
+ * need. Every row it writes is one the claim locked, so each is found where the claim found it (by ctid),
+ * with no second lookup by key; a join to a batch the planner cannot count read the whole table at each
+ * claim. A claim that only leases (the common case) runs LEASE alone: the other branches, given nothing,
+ * still cost each execution their setup, the history's update over every day's partition among them.
  */
 async function apply(
   tx: Db,
@@ -321,58 +324,45 @@ async function apply(
 ) {
   const claims = actions.filter((a) => a.action === 'claim');
   const pushes = actions.filter((a) => a.action === 'push');
-  const { rows } = await tx.query<Leased>({
-    name: 'delivery-claim',
-    text: `with paced as (
-       update webhook_endpoints w set rate_next_at = to_timestamp(s.next_free)
-         from unnest($1::tid[], $2::float8[]) as s(at, next_free)
-        where w.ctid = any ($1::tid[]) and w.ctid = s.at
-     ), cancelled as (
-       delete from delivery_queue q where q.ctid = any ($3::tid[])
-       returning q.project_id, q.delivery_id, q.event_created_at, q.ctid = any ($4::tid[]) as deleted
-     ), cancelled_history as (
-       update deliveries d
-          set state = 'cancelled', last_error = case when c.deleted then 'endpoint deleted' else 'endpoint disabled' end
-         from cancelled c
-        where d.project_id = c.project_id and d.id = c.delivery_id and d.event_created_at = c.event_created_at
-     ), pushed as (
-       update delivery_queue q set next_attempt_at = to_timestamp(r.at), throttled = true
-         from unnest($5::tid[], $6::float8[]) as r(ctid, at)
-        where q.ctid = any ($5::tid[]) and q.ctid = r.ctid
-     ), claimed as (
-       update delivery_queue q
-          set lease_until = now() + make_interval(secs => $7), lease_token = $8, lease_holder = $9, throttled = false
-         from unnest($10::tid[], $11::float8[]) as r(ctid, at)
-        where q.ctid = any ($10::tid[]) and q.ctid = r.ctid
-       returning q.project_id, q.delivery_id as id, q.event_id, q.event_created_at, q.endpoint_id, q.lane, q.attempts,
-                 (r.at * 1000)::float8 as send_at
-     )
-     select c.*, e.type, e.data
-       from (select *, row_number() over (partition by event_id) = 1 as first from claimed) c
-       -- Each event by its whole key (a lateral subquery the planner cannot flatten, for its limit): joined
-       -- plainly, the planner (which cannot count what the update returns) hashed the project's every
-       -- event for each claim. An event is read for its first delivery only (its payload is sent once from
-       -- here to the worker). Its endpoint is not read again: the due rows carry what the send needs.
-       left join lateral (
-         select e.type, coalesce(e.data::text, e.data_jsonb::text) as data from events e
-          where c.first and e.project_id = c.project_id and e.id = c.event_id and e.created_at = c.event_created_at
-          limit 1) e on true`,
-    values: [
-      slots.map((s) => s.ctid),
-      slots.map((s) => s.next_free),
-      cancel.map((d) => d.ctid),
-      cancel.filter((d) => !d.found).map((d) => d.ctid),
-      pushes.map((a) => a.due.ctid),
-      pushes.map((a) => a.at),
-      options.leaseSeconds,
-      options.token,
-      options.holder,
-      claims.map((a) => a.due.ctid),
-      claims.map((a) => a.at),
-    ],
-  });
+  const lease = [
+    options.leaseSeconds,
+    options.token,
+    options.holder,
+    claims.map((a) => a.due.ctid),
+    claims.map((a) => a.at),
+    ...daysOf(claims.map((a) => a.due.event_created_at)),
+  ];
+  const onlyLeases = slots.length === 0 && cancel.length === 0 && pushes.length === 0;
+  const { rows } = await tx.query<Leased>(
+    onlyLeases
+      ? { name: 'delivery-lease', text: `${LEASE} ${LEASED}`, values: lease }
+      : {
+          name: 'delivery-claim',
+          text: `${LEASE}${DECIDED} ${LEASED}`,
+          values: [
+            ...lease,
+            slots.map((s) => s.ctid),
+            slots.map((s) => s.next_free),
+            cancel.map((d) => d.ctid),
+            cancel.filter((d) => !d.found).map((d) => d.ctid),
+            pushes.map((a) => a.due.ctid),
+            pushes.map((a) => a.at),
+          ],
+        },
+  );
   const endpoints = new Map(claims.map(({ due }) => [due.id, due]));
   return withBodies(rows, endpoints);
+}
+
+const DAY_MS = 86_400_000;
+
+/** The UTC days the times fall in, as the history's partitions divide them: from the first's, to after the last's. */
+function daysOf(times: Date[]): [Date, Date] {
+  if (times.length === 0) return [new Date(0), new Date(0)]; // no day: nothing is leased
+  const ms = times.map((t) => t.getTime());
+  const first = Math.min(...ms);
+  const last = Math.max(...ms);
+  return [new Date(first - (first % DAY_MS)), new Date(last - (last % DAY_MS) + DAY_MS)];
 }
 
 /**
