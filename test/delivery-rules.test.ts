@@ -230,7 +230,7 @@ describe('delivery rules while nothing is delivering', () => {
     const db = service.context.db;
     const counting: Database = {
       ...db,
-      transaction: (fn) =>
+      transaction: (fn, settings) =>
         db.transaction((tx, hooks) => {
           const query = (async (statement: string | { name?: string }, values?: unknown[]) => {
             const result = await (tx.query as (s: unknown, v?: unknown[]) => ReturnType<Db['query']>)(
@@ -242,7 +242,7 @@ describe('delivery rules while nothing is delivering', () => {
             return result;
           }) as Db['query'];
           return fn({ query }, hooks);
-        }),
+        }, settings),
     };
     const worker = new DeliveryWorker({
       ...service.context,

@@ -52,8 +52,11 @@ export interface TransactionHooks {
 
 export interface Database extends Db {
   pool: pg.Pool;
-  /** Runs fn in one transaction, then the hooks' callbacks of the way it ended. */
-  transaction<T>(fn: (tx: Db, hooks: TransactionHooks) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn in one transaction, then the hooks' callbacks of the way it ended. `settings` (`set local …`
+   * statements) are sent with the transaction's begin, in the same round trip.
+   */
+  transaction<T>(fn: (tx: Db, hooks: TransactionHooks) => Promise<T>, settings?: string): Promise<T>;
   /**
    * LISTENs on a channel on a connection of its own, reconnecting after a loss; returns a stop function.
    * onNotify gets each notification's payload, and '' after (re)connecting: anything sent meanwhile.
@@ -114,7 +117,7 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
     pool,
     query: ((statement: string | pg.QueryConfig, values?: unknown[]) =>
       typeof statement === 'string' ? pool.query(statement, values) : pool.query(statement)) as Db['query'],
-    async transaction(fn) {
+    async transaction(fn, settings) {
       const client = await pool.connect();
       const statements: pg.QueryConfig[] = [];
       const committed: (() => void)[] = [];
@@ -127,7 +130,7 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
       };
       let broken = false; // a connection that cannot even roll back is not given back to the pool
       try {
-        await client.query('begin');
+        await client.query(settings ? `begin; ${settings}` : 'begin');
         const result = await fn(client, hooks);
         for (const statement of statements) await client.query(statement);
         await client.query('commit');

@@ -83,7 +83,7 @@ interface Due {
 type Action = { due: Due; action: 'claim' | 'push'; at: number };
 
 /**
- * The claim transaction's settings, in one round trip. Its commit does not wait for its WAL (below, in
+ * The claim transaction's settings, sent with its begin. Its commit does not wait for its WAL (below, in
  * claim). And the due rows are read by walking the due index in order, never by a bitmap of every due
  * row sorted: with statistics taken while the queue was small (autovacuum analyzes it at its own time),
  * the planner counted a backlog of thousands as a few rows and chose the bitmap, which reads the whole
@@ -110,14 +110,13 @@ export async function claim(
     leftOut: string[];
   },
 ): Promise<{ runs: Run[]; due: number; pushed: number; nextSlot: number | null; claimedAt: number }> {
+  // The claim's commit does not wait for its WAL to reach the disk (the server's fsync and synchronous
+  // commit stay on for every other write). All it writes can be lost in a crash without losing a
+  // delivery: a lease (the delivery is due again, and sent again, as after any crash mid-send), and
+  // what the next claim would decide again (a cancel, a hold, a push to a slot). The first write that
+  // waits for its flush flushes this one too (docs/decisions/claim-commit.md: publish→receipt's p50
+  // fell by a third). The settings go with the transaction's begin (one round trip less a claim).
   return db.transaction(async (tx) => {
-    // The claim's commit does not wait for its WAL to reach the disk (the server's fsync and synchronous
-    // commit stay on for every other write). All it writes can be lost in a crash without losing a
-    // delivery: a lease (the delivery is due again, and sent again, as after any crash mid-send), and
-    // what the next claim would decide again (a cancel, a hold, a push to a slot). The first write that
-    // waits for its flush flushes this one too (docs/decisions/claim-commit.md: publish→receipt's p50
-    // fell by a third).
-    await tx.query(CLAIM_SETTINGS);
     const due = await dueDeliveries(tx, options.limit, options.leftOut);
     if (due.length === 0) return { runs: [], due: 0, pushed: 0, nextSlot: null, claimedAt: 0 };
     const now = due[0]?.now as number;
@@ -143,7 +142,7 @@ export async function claim(
     const pushed = actions.actions.filter((a) => a.action === 'push').map((a) => a.at);
     const nextSlot = pushed.length > 0 ? Math.min(...pushed) * 1000 : null;
     return { runs: leased, due: due.length, pushed: pushed.length, nextSlot, claimedAt: now * 1000 };
-  });
+  }, CLAIM_SETTINGS);
 }
 
 /**
