@@ -38,6 +38,15 @@ interface Recorded {
   type: string | null;
 }
 
+/** The attempt rows of the recorded attempts, `from` a set with these columns (the attempt's number as `attempts`). */
+const APPEND_ATTEMPTS = `insert into delivery_attempts (project_id, delivery_id, event_created_at, attempt, started_at,
+                                  duration_ms, status_code, error, succeeded, response_body)
+  select project_id, id, event_created_at, attempts, started_at, duration_ms, status_code, error, succeeded, response_body`;
+
+/** The batch's values of each of `keys`, one array a key: the unnest parameters of a recorder's statement. */
+const columns = (batch: Completion[], keys: (keyof Completion)[]) =>
+  keys.map((key) => batch.map((c) => c[key]));
+
 /** The first key of a worker's liveness lock; the second is its heartbeat's lock_key. */
 export const WORKER_LOCK = 7310014;
 
@@ -64,7 +73,6 @@ export const deliveryStore = (db: Db) => ({
    */
   async appendDelivered(batch: Completion[]): Promise<Recorded[]> {
     if (batch.length === 0) return [];
-    const column = <K extends keyof Completion>(key: K) => batch.map((c) => c[key]);
     const { rows } = await db.query<Recorded>({
       name: 'delivery-append-delivered',
       text: `with r as (
@@ -74,24 +82,19 @@ export const deliveryStore = (db: Db) => ({
          delete from delivery_queue q using r
           where q.delivery_id = r.id and q.lease_token = r.lease_token
          returning q.project_id, q.delivery_id as id, q.event_id, q.event_created_at, q.endpoint_id,
-                   q.attempts + 1 as attempt, r.started_at, r.duration_ms, r.status_code, r.error, r.response_body
-       ), attempts as (
-         insert into delivery_attempts (project_id, delivery_id, event_created_at, attempt, started_at, duration_ms,
-                                        status_code, error, succeeded, response_body)
-         select project_id, id, event_created_at, attempt, started_at, duration_ms, status_code, error, true,
-                response_body
-           from finished
-       )
+                   q.attempts + 1 as attempts, r.started_at, r.duration_ms, r.status_code, r.error, true as succeeded,
+                   r.response_body
+       ), attempts as (${APPEND_ATTEMPTS} from finished)
        select project_id, id, event_id, endpoint_id, 'delivered' as state, null::text as type from finished`,
-      values: [
-        column('id'),
-        column('leaseToken'),
-        column('startedAt'),
-        column('durationMs'),
-        column('statusCode'),
-        column('error'),
-        column('responseBody'),
-      ],
+      values: columns(batch, [
+        'id',
+        'leaseToken',
+        'startedAt',
+        'durationMs',
+        'statusCode',
+        'error',
+        'responseBody',
+      ]),
     });
     return rows;
   },
@@ -107,7 +110,6 @@ export const deliveryStore = (db: Db) => ({
    */
   async recordOutcomes(batch: Completion[]): Promise<Recorded[]> {
     if (batch.length === 0) return [];
-    const column = <K extends keyof Completion>(key: K) => batch.map((c) => c[key]);
     const { rows } = await db.query<Recorded>({
       name: 'delivery-complete',
       text: `with r as (
@@ -153,13 +155,7 @@ export const deliveryStore = (db: Db) => ({
          select project_id, id, event_id, event_created_at, endpoint_id, state, attempts, started_at, duration_ms,
                 status_code, error, succeeded, response_body
            from finished where state = 'delivered'
-       ), attempts as (
-         insert into delivery_attempts (project_id, delivery_id, event_created_at, attempt, started_at, duration_ms,
-                                        status_code, error, succeeded, response_body)
-         select project_id, id, event_created_at, attempts, started_at, duration_ms, status_code, error, succeeded,
-                response_body
-           from recorded
-       )
+       ), attempts as (${APPEND_ATTEMPTS} from recorded)
        select u.project_id, u.id, u.event_id, u.endpoint_id, u.state, e.type
          from recorded u
          -- The type of a dead one's event, found by its whole key (lateral: see claim.ts)
@@ -168,21 +164,21 @@ export const deliveryStore = (db: Db) => ({
             where u.state = 'dead'
               and e.project_id = u.project_id and e.id = u.event_id and e.created_at = u.event_created_at
             limit 1) e on true`,
-      values: [
-        column('projectId'),
-        column('id'),
-        column('leaseToken'),
-        column('state'),
-        column('retryIn'),
-        column('startedAt'),
-        column('durationMs'),
-        column('statusCode'),
-        column('error'),
-        column('succeeded'),
-        column('responseBody'),
-        column('eventCreatedAt'),
-        column('attemptsBefore'),
-      ],
+      values: columns(batch, [
+        'projectId',
+        'id',
+        'leaseToken',
+        'state',
+        'retryIn',
+        'startedAt',
+        'durationMs',
+        'statusCode',
+        'error',
+        'succeeded',
+        'responseBody',
+        'eventCreatedAt',
+        'attemptsBefore',
+      ]),
     });
     return rows;
   },
