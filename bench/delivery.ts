@@ -164,9 +164,10 @@ export async function prepare(databaseUrl: string, env: Record<string, string> =
   let made = 0;
 
   /**
-   * A round's deliveries are queued due, as publishing leaves them, while the worker is held still
-   * (SIGSTOP): queued held and then made due by one update, every row had moved once before the worker
-   * saw it, and its lease found the room on its page that a publish leaves none of (migration 0025).
+   * A round's deliveries are queued due, as publishing queues them, while the worker is stopped
+   * (SIGSTOP). They used to be queued a day ahead and made due by one update. That update moved every
+   * row, and the dead versions it left gave each lease room on its page. Rows queued by publishing leave
+   * no such room (migration 0025).
    */
   const hold = () => worker.child.kill('SIGSTOP');
   /** Lets the worker go and wakes it. The clock starts after this. */
