@@ -5,6 +5,9 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
+/** A day in milliseconds (the service's days are UTC days: usage, limits, partitions). */
+export const DAY_MS = 86_400_000;
+
 /** A clock tests can set and advance. */
 export function manualClock(
   start = new Date(),

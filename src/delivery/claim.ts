@@ -11,6 +11,7 @@
 //   4. a delivery whose endpoint is gone or disabled is cancelled; one whose endpoint is paused is held;
 //   5. the rest are leased (an expired lease is due again: a crashed worker loses nothing) and returned with
 //      everything the send needs (event, address, sealed secrets), grouped in runs.
+import { DAY_MS } from '../clock.ts';
 import { type Database, type Db, pgCode } from '../db/database.ts';
 import { LANE_LOCK } from '../outbox/lanes.ts';
 import { DECIDED, LEASE, LEASED } from './lease.ts';
@@ -352,8 +353,6 @@ async function apply(
   const endpoints = new Map(claims.map(({ due }) => [due.id, due]));
   return withBodies(rows, endpoints);
 }
-
-const DAY_MS = 86_400_000;
 
 /** The UTC days the times fall in, as the history's partitions divide them: from the first's, to after the last's. */
 function daysOf(times: Date[]): [Date, Date] {

@@ -2,9 +2,9 @@
 // by day. Maintenance makes the current and next ones ahead and drops those past their window; every
 // process makes them too, once a day before its first write (one running without maintenance, as `serve`
 // does), so no write fails for want of one.
+import { DAY_MS } from '../clock.ts';
 import type { Db } from '../db/database.ts';
 
-const DAY_MS = 86_400_000;
 /** Days a generation of usage record ids lasts: an id is remembered at least this long. */
 export const GENERATION_DAYS = 35;
 /** Days a day's reservations are kept (they last at most 15 minutes; a day later they bind nothing). */

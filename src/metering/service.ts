@@ -6,7 +6,7 @@
 // own daily limits do (usage/limits.ts, in blocks from usage_quota): used + reserved never passes the
 // limit, in any process, and a reservation writes no row that every other one writes too.
 
-import type { Clock } from '../clock.ts';
+import { type Clock, DAY_MS } from '../clock.ts';
 import type { Database } from '../db/database.ts';
 import { type FieldError, notFound, PlatformError } from '../errors.ts';
 import { write } from '../idempotency/write.ts';
@@ -18,7 +18,6 @@ import { utcDay } from '../usage/meter.ts';
 import type { Work } from '../work.ts';
 import { meteringStore, type ReservationRow, type UsageRecord } from './store.ts';
 
-const DAY_MS = 86_400_000;
 const MAX_LATE_MS = 35 * DAY_MS;
 const MAX_EARLY_MS = 5 * 60_000;
 

@@ -7,6 +7,7 @@
 //  - a delivery still pending past the horizon is marked dead first; a day is dropped once none of its
 //    deliveries is pending and none died in the last 24 hours (so health still counts them).
 // Every step is idempotent and safe with several workers at once (the partition function takes a lock).
+import { DAY_MS } from '../clock.ts';
 import { type Database, type Db, pgCode } from '../db/database.ts';
 
 /**
@@ -16,7 +17,6 @@ import { type Database, type Db, pgCode } from '../db/database.ts';
 export const projectHorizon = (project: string, days: string) =>
   `now() - make_interval(days => coalesce((select retention_days from projects where id = ${project}), ${days}::int))`;
 
-const DAY_MS = 86_400_000;
 export const DAYS_AHEAD = 7;
 const REDACT_BATCH = 1000;
 /** The advisory lock history_partition takes (migration 0011): one worker at a time makes or drops days. */

@@ -1,10 +1,10 @@
 // The date range of a usage report: UTC days, both ends inclusive, at most 92 days. Without dates, the
 // last 30 days, today included; `to` alone → the 30 days ending at `to`; `from` alone → from `from` to today.
+import { DAY_MS } from '../clock.ts';
 import { PlatformError } from '../errors.ts';
 
 export const MAX_RANGE_DAYS = 92;
 export const DEFAULT_RANGE_DAYS = 30;
-const DAY_MS = 86_400_000;
 const SHAPE = /^\d{4}-\d{2}-\d{2}$/;
 
 const refuse = (parameter: string, detail: string) =>

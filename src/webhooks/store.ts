@@ -1,3 +1,4 @@
+import { DAY_MS } from '../clock.ts';
 import type { Db, SoleWrite } from '../db/database.ts';
 import { DELIVERIES_CHANNEL } from '../outbox/channel.ts';
 import { CANCEL_WITH_DELETION } from '../outbox/queue.ts';
@@ -17,7 +18,6 @@ export interface EndpointRow {
   created_at: Date;
 }
 
-const DAY_MS = 24 * 60 * 60 * 1000;
 const HOUR_MS = 60 * 60 * 1000;
 
 /** An endpoint's record, with how many of its deliveries are pending (its queue rows). */
