@@ -3,8 +3,9 @@
 // that a plan made while the day was small is made again; and the claim reads the due deliveries in order
 // up to its limit, even with statistics that know nothing of the backlog (claim.ts, DUE_QUERY); and
 // neither the claim nor the recorder reads every endpoint to find the few they concern; a claim's leases
-// stay on their pages (migration 0025) and read their events' days only; and a publish finds the
-// endpoints that take its type without a function call for each (migration 0021).
+// stay on their pages (migration 0025), and the claim and the recorder set up their deliveries' days only,
+// not every day's partition; and a publish finds the endpoints that take its type without a function call
+// for each (migration 0021).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
@@ -12,8 +13,8 @@ import { eventTypeStore } from '../src/catalogue/store.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { CLAIM_SETTINGS, claim, DUE_QUERY } from '../src/delivery/claim.ts';
-import { LEASE, LEASED } from '../src/delivery/lease.ts';
-import { RUNS_CHANGING } from '../src/delivery/store.ts';
+import { DECIDED, LEASE, LEASED } from '../src/delivery/lease.ts';
+import { RECORD_OUTCOMES, RUNS_CHANGING } from '../src/delivery/store.ts';
 import { subscribed } from '../src/outbox/queue.ts';
 import { analyzeGrown } from '../src/partitions/statistics.ts';
 import { freshDatabase } from './helpers/database.ts';
@@ -198,26 +199,53 @@ test("a claim's leases stay on their rows' pages (HOT), though it leases every r
   assert.equal(moved.length, 0, `${moved.length} of 200 leases left their page`);
 });
 
-test("a claim's lease reads the events of its deliveries' days only, whatever the days kept", async () => {
-  const plan = await db.transaction(async (tx) => {
-    await tx.query(CLAIM_SETTINGS); // the plan made for any values, as the named statement keeps it
-    await tx.query(
-      `prepare lease(float8, uuid, int, tid[], float8[], timestamptz, timestamptz) as ${LEASE} ${LEASED}`,
-    );
+/**
+ * The plan PostgreSQL makes of `statement` for any values, as a named statement keeps it, under the
+ * settings of the transaction it runs in; run with `args`.
+ */
+async function genericPlan(statement: string, args: string, settings: string): Promise<string> {
+  return db.transaction(async (tx) => {
+    await tx.query(`${settings}; set local plan_cache_mode = force_generic_plan`);
+    await tx.query(`prepare planned as ${statement}`);
     const { rows } = await tx.query<{ 'QUERY PLAN': string }>(
-      `explain (analyze, costs off, timing off, summary off)
-       execute lease(30, gen_random_uuid(), 1, '{}', '{}', date_trunc('day', now()), date_trunc('day', now()) + interval '1 day')`,
+      `explain (analyze, costs off, timing off, summary off) execute planned(${args})`,
     );
-    await tx.query('deallocate lease');
+    await tx.query('deallocate planned');
     return rows.map((r) => r['QUERY PLAN']).join('\n');
   });
+}
+
+/** The plans of the worker's statements: the claim's, leasing only and deciding too; the recorder's. */
+async function workerPlans() {
+  const today = "date_trunc('day', now()), date_trunc('day', now()) + interval '1 day'";
+  const lease = `30, gen_random_uuid(), 1, '{}', '{}', ${today}`;
+  const none = (n: number) => "'{}', ".repeat(n);
+  return {
+    leasing: await genericPlan(`${LEASE} ${LEASED}`, lease, CLAIM_SETTINGS),
+    deciding: await genericPlan(
+      `${LEASE}${DECIDED} ${LEASED}`,
+      `${lease}, ${none(6)}${today}`,
+      CLAIM_SETTINGS,
+    ),
+    recording: await genericPlan(RECORD_OUTCOMES, `${none(13)}${today}`, ''),
+  };
+}
+
+test("the claim and the recorder read and write their deliveries' days only, whatever the days kept", async () => {
   const { rows } = await db.query<{ days: number }>(
     "select count(*)::int as days from pg_inherits where inhparent = 'events'::regclass",
   );
   const days = rows[0]?.days ?? 0;
   assert.ok(days > 2, `${days} partitions of events`);
   // Left out as the statement starts: never set up, however many days the history keeps.
-  assert.match(plan, new RegExp(`Subplans Removed: ${days - 1}\\b`), plan);
+  const prunedToADay = (plan: string) =>
+    plan.match(new RegExp(`Subplans Removed: ${days - 1}\\b`, 'g'))?.length;
+  const { leasing, deciding, recording } = await workerPlans();
+  // The lease reads its events (LEASED); a claim that also cancels updates their history (DECIDED); the
+  // recorder updates the history of what did not go as delivered, and reads the events of the dead.
+  assert.equal(prunedToADay(leasing), 1, leasing);
+  assert.equal(prunedToADay(deciding), 2, deciding);
+  assert.equal(prunedToADay(recording), 2, recording);
 });
 
 test('a publish finds who takes its type with the patterns computed once, not a function call per endpoint', async () => {

@@ -11,9 +11,9 @@
 //   4. a delivery whose endpoint is gone or disabled is cancelled; one whose endpoint is paused is held;
 //   5. the rest are leased (an expired lease is due again: a crashed worker loses nothing) and returned with
 //      everything the send needs (event, address, sealed secrets), grouped in runs.
-import { DAY_MS } from '../clock.ts';
 import { type Database, type Db, pgCode } from '../db/database.ts';
 import { LANE_LOCK } from '../outbox/lanes.ts';
+import { daysOf } from '../partitions/retention.ts';
 import { DECIDED, LEASE, LEASED } from './lease.ts';
 import { LOOKAHEAD_S, type Paced, pace } from './pacing.ts';
 
@@ -347,20 +347,12 @@ async function apply(
             cancel.filter((d) => !d.found).map((d) => d.ctid),
             pushes.map((a) => a.due.ctid),
             pushes.map((a) => a.at),
+            ...daysOf(cancel.map((d) => d.event_created_at)),
           ],
         },
   );
   const endpoints = new Map(claims.map(({ due }) => [due.id, due]));
   return withBodies(rows, endpoints);
-}
-
-/** The UTC days the times fall in, as the history's partitions divide them: from the first's, to after the last's. */
-function daysOf(times: Date[]): [Date, Date] {
-  if (times.length === 0) return [new Date(0), new Date(0)]; // no day: nothing is leased
-  const ms = times.map((t) => t.getTime());
-  const first = Math.min(...ms);
-  const last = Math.max(...ms);
-  return [new Date(first - (first % DAY_MS)), new Date(last - (last % DAY_MS) + DAY_MS)];
 }
 
 /**

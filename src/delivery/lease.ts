@@ -1,6 +1,6 @@
 // The statement that ends a claim (claim.ts, apply), in its parts: LEASE and LEASED alone when the claim
 // only leases, with DECIDED between them when it also paces, cancels or pushes to a slot. Parameters are
-// numbered across the parts: LEASE's $1-$5, LEASED's $6-$7, then DECIDED's $8-$13.
+// numbered across the parts: LEASE's $1-$5, LEASED's $6-$7, then DECIDED's $8-$15.
 
 /**
  * The lease: the claimed rows, found where the claim locked them (by ctid: they have not moved), leased
@@ -17,8 +17,9 @@ export const LEASE = `with claimed as (
 
 /**
  * What else a claim may decide, after LEASE: the rate-limited endpoints' next free slots ($8 their rows'
- * ctids, $9 the slots), the cancelled deliveries ($10; $11 those whose endpoint is gone, not disabled), and
- * the deliveries pushed to their slots ($12, $13 the slots).
+ * ctids, $9 the slots), the cancelled deliveries ($10; $11 those whose endpoint is gone, not disabled; $14
+ * and $15 bound their days, as $6 and $7 do the leased ones' in LEASED), and the deliveries pushed to their
+ * slots ($12, $13 the slots).
  */
 export const DECIDED = `, paced as (
        update webhook_endpoints w set rate_next_at = to_timestamp(s.next_free)
@@ -32,6 +33,7 @@ export const DECIDED = `, paced as (
           set state = 'cancelled', last_error = case when c.deleted then 'endpoint deleted' else 'endpoint disabled' end
          from cancelled c
         where d.project_id = c.project_id and d.id = c.delivery_id and d.event_created_at = c.event_created_at
+          and d.event_created_at >= $14 and d.event_created_at < $15
      ), pushed as (
        update delivery_queue q set next_attempt_at = to_timestamp(r.at), throttled = true
          from unnest($12::tid[], $13::float8[]) as r(ctid, at)

@@ -2,6 +2,7 @@ import type { Database, Db } from '../db/database.ts';
 import { lockLanes, promote } from '../outbox/lanes.ts';
 import { emitOperational, type OperationalEvent } from '../outbox/operational.ts';
 import { cancelPending } from '../outbox/queue.ts';
+import { daysOf } from '../partitions/retention.ts';
 
 export interface Completion {
   projectId: string;
@@ -43,6 +44,84 @@ const APPEND_ATTEMPTS = `insert into delivery_attempts (project_id, delivery_id,
                                   duration_ms, status_code, error, succeeded, response_body)
   select project_id, id, event_created_at, attempts, started_at, duration_ms, status_code, error, succeeded, response_body`;
 
+/**
+ * Delivered attempts ($1-$7, one array a column: appendDelivered) of deliveries leased by their tokens: the
+ * queue row deleted, the attempt row appended.
+ */
+export const APPEND_DELIVERED = `with r as (
+     select * from unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[])
+       as r(id, lease_token, started_at, duration_ms, status_code, error, response_body)
+   ), finished as (
+     delete from delivery_queue q using r
+      where q.delivery_id = r.id and q.lease_token = r.lease_token
+     returning q.project_id, q.delivery_id as id, q.event_id, q.event_created_at, q.endpoint_id,
+               q.attempts + 1 as attempts, r.started_at, r.duration_ms, r.status_code, r.error, true as succeeded,
+               r.response_body
+   ), attempts as (${APPEND_ATTEMPTS} from finished)
+   select project_id, id, event_id, endpoint_id, 'delivered' as state, null::text as type from finished`;
+
+/**
+ * Every outcome of a batch of attempts ($1-$13, one array a column: recordOutcomes), of deliveries whose
+ * events fall in the days from $14 to $15. The bounds let PostgreSQL leave out every other day's partition
+ * of the history and the events as the statement starts: the joins' own keys are known only row by row,
+ * so without them each statement set up an update of every day's partition (a retried attempt recorded
+ * alone cost its backend 850 µs at 39 days against 400 at 9: docs/decisions/claim-fixed-cost.md).
+ */
+export const RECORD_OUTCOMES = `with r as (
+     select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::float8[], $6::timestamptz[],
+                          $7::int[], $8::int[], $9::text[], $10::bool[], $11::text[], $12::timestamptz[],
+                          $13::int[])
+       as r(project_id, id, lease_token, state, retry_in, started_at, duration_ms, status_code, error,
+            succeeded, response_body, event_created_at, attempts_before)
+   ), retried as (
+     update delivery_queue q
+        set attempts = q.attempts + 1, next_attempt_at = now() + make_interval(secs => r.retry_in),
+            lease_until = null, lease_token = null, lease_holder = null
+       from r
+      where q.delivery_id = r.id and q.lease_token = r.lease_token and r.state = 'pending'
+     returning q.delivery_id
+   ), finished as (
+     delete from delivery_queue q using r
+      where q.delivery_id = r.id and q.lease_token = r.lease_token and r.state <> 'pending'
+     returning q.delivery_id as id, q.project_id, q.event_id, q.event_created_at, q.endpoint_id, r.state,
+               q.attempts + 1 as attempts, r.started_at, r.duration_ms, r.status_code, r.error, r.succeeded,
+               r.response_body
+   ), mine as materialized (
+     -- "in" over the union is one hash of it: joined, a plan that counted the union as a row or two
+     -- read all of it for each attempt (200 × 200 rows a batch). Materialized, so it is made once.
+     select r.*, r.id in (select delivery_id from retried union all select id from finished) as mine
+       from r
+   ), updated as (
+     -- Every outcome but a delivery: its history row stays as it is (delivery-log/state.ts).
+     update deliveries d
+        set state = case when r.mine then r.state else d.state end,
+            attempts = d.attempts + 1,
+            last_status = r.status_code,
+            last_error = case when r.mine then r.error else d.last_error end,
+            dead_at = case when r.mine and r.state = 'dead' then now() else d.dead_at end
+       from mine r
+      where d.project_id = r.project_id and d.id = r.id and d.event_created_at = r.event_created_at
+        and d.event_created_at >= $14 and d.event_created_at < $15
+        and ((r.mine and r.state <> 'delivered') or (not r.mine and d.state <> 'pending' and d.attempts = r.attempts_before))
+     returning d.project_id, d.id, d.event_id, d.event_created_at, d.endpoint_id, d.state, d.attempts,
+               r.started_at, r.duration_ms, r.status_code, r.error, r.succeeded, r.response_body
+   ), recorded as (
+     select * from updated
+     union all
+     select project_id, id, event_id, event_created_at, endpoint_id, state, attempts, started_at, duration_ms,
+            status_code, error, succeeded, response_body
+       from finished where state = 'delivered'
+   ), attempts as (${APPEND_ATTEMPTS} from recorded)
+   select u.project_id, u.id, u.event_id, u.endpoint_id, u.state, e.type
+     from recorded u
+     -- The type of a dead one's event, found by its whole key (lateral: see lease.ts)
+     left join lateral (
+       select e.type from events e
+        where u.state = 'dead'
+          and e.project_id = u.project_id and e.id = u.event_id and e.created_at = u.event_created_at
+          and e.created_at >= $14 and e.created_at < $15
+        limit 1) e on true`;
+
 /** The batch's values of each of `keys`, one array a key: the unnest parameters of a recorder's statement. */
 const columns = (batch: Completion[], keys: (keyof Completion)[]) =>
   keys.map((key) => batch.map((c) => c[key]));
@@ -75,17 +154,7 @@ export const deliveryStore = (db: Db) => ({
     if (batch.length === 0) return [];
     const { rows } = await db.query<Recorded>({
       name: 'delivery-append-delivered',
-      text: `with r as (
-         select * from unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[])
-           as r(id, lease_token, started_at, duration_ms, status_code, error, response_body)
-       ), finished as (
-         delete from delivery_queue q using r
-          where q.delivery_id = r.id and q.lease_token = r.lease_token
-         returning q.project_id, q.delivery_id as id, q.event_id, q.event_created_at, q.endpoint_id,
-                   q.attempts + 1 as attempts, r.started_at, r.duration_ms, r.status_code, r.error, true as succeeded,
-                   r.response_body
-       ), attempts as (${APPEND_ATTEMPTS} from finished)
-       select project_id, id, event_id, endpoint_id, 'delivered' as state, null::text as type from finished`,
+      text: APPEND_DELIVERED,
       values: columns(batch, [
         'id',
         'leaseToken',
@@ -112,73 +181,25 @@ export const deliveryStore = (db: Db) => ({
     if (batch.length === 0) return [];
     const { rows } = await db.query<Recorded>({
       name: 'delivery-complete',
-      text: `with r as (
-         select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::float8[], $6::timestamptz[],
-                              $7::int[], $8::int[], $9::text[], $10::bool[], $11::text[], $12::timestamptz[],
-                              $13::int[])
-           as r(project_id, id, lease_token, state, retry_in, started_at, duration_ms, status_code, error,
-                succeeded, response_body, event_created_at, attempts_before)
-       ), retried as (
-         update delivery_queue q
-            set attempts = q.attempts + 1, next_attempt_at = now() + make_interval(secs => r.retry_in),
-                lease_until = null, lease_token = null, lease_holder = null
-           from r
-          where q.delivery_id = r.id and q.lease_token = r.lease_token and r.state = 'pending'
-         returning q.delivery_id
-       ), finished as (
-         delete from delivery_queue q using r
-          where q.delivery_id = r.id and q.lease_token = r.lease_token and r.state <> 'pending'
-         returning q.delivery_id as id, q.project_id, q.event_id, q.event_created_at, q.endpoint_id, r.state,
-                   q.attempts + 1 as attempts, r.started_at, r.duration_ms, r.status_code, r.error, r.succeeded,
-                   r.response_body
-       ), mine as materialized (
-         -- "in" over the union is one hash of it: joined, a plan that counted the union as a row or two
-         -- read all of it for each attempt (200 × 200 rows a batch). Materialized, so it is made once.
-         select r.*, r.id in (select delivery_id from retried union all select id from finished) as mine
-           from r
-       ), updated as (
-         -- Every outcome but a delivery: its history row stays as it is (delivery-log/state.ts).
-         update deliveries d
-            set state = case when r.mine then r.state else d.state end,
-                attempts = d.attempts + 1,
-                last_status = r.status_code,
-                last_error = case when r.mine then r.error else d.last_error end,
-                dead_at = case when r.mine and r.state = 'dead' then now() else d.dead_at end
-           from mine r
-          where d.project_id = r.project_id and d.id = r.id and d.event_created_at = r.event_created_at
-            and ((r.mine and r.state <> 'delivered') or (not r.mine and d.state <> 'pending' and d.attempts = r.attempts_before))
-         returning d.project_id, d.id, d.event_id, d.event_created_at, d.endpoint_id, d.state, d.attempts,
-                   r.started_at, r.duration_ms, r.status_code, r.error, r.succeeded, r.response_body
-       ), recorded as (
-         select * from updated
-         union all
-         select project_id, id, event_id, event_created_at, endpoint_id, state, attempts, started_at, duration_ms,
-                status_code, error, succeeded, response_body
-           from finished where state = 'delivered'
-       ), attempts as (${APPEND_ATTEMPTS} from recorded)
-       select u.project_id, u.id, u.event_id, u.endpoint_id, u.state, e.type
-         from recorded u
-         -- The type of a dead one's event, found by its whole key (lateral: see claim.ts)
-         left join lateral (
-           select e.type from events e
-            where u.state = 'dead'
-              and e.project_id = u.project_id and e.id = u.event_id and e.created_at = u.event_created_at
-            limit 1) e on true`,
-      values: columns(batch, [
-        'projectId',
-        'id',
-        'leaseToken',
-        'state',
-        'retryIn',
-        'startedAt',
-        'durationMs',
-        'statusCode',
-        'error',
-        'succeeded',
-        'responseBody',
-        'eventCreatedAt',
-        'attemptsBefore',
-      ]),
+      text: RECORD_OUTCOMES,
+      values: [
+        ...columns(batch, [
+          'projectId',
+          'id',
+          'leaseToken',
+          'state',
+          'retryIn',
+          'startedAt',
+          'durationMs',
+          'statusCode',
+          'error',
+          'succeeded',
+          'responseBody',
+          'eventCreatedAt',
+          'attemptsBefore',
+        ]),
+        ...daysOf(batch.map((c) => c.eventCreatedAt)),
+      ],
     });
     return rows;
   },
