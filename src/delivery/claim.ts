@@ -92,9 +92,14 @@ type Action = { due: Due; action: 'claim' | 'push'; at: number };
  * values: left to choose, PostgreSQL found a plan for the known limit cheaper every time and planned the
  * due rows' query at every claim (publish→receipt's p50 rose from 0.9 to 1.9 ms at 500 a second, and
  * PostgreSQL's CPU per event published and delivered from 820 to 1,019 µs; forced, 1.0 ms and 813 µs).
+ * Nor is any table of the claim read whole: each row it writes is one it found, by its ctid or its key.
+ * A plan kept from a small queue read the queue whole to find the rows by ctid, cheaper there than a TID
+ * scan, and kept doing so as a backlog came, until autovacuum analyzed the queue: with 100,000 rows
+ * queued after the plan was made, a claim of one delivery cost its backend 11 ms instead of 0.4
+ * (docs/decisions/plans-on-a-small-queue.md).
  */
 export const CLAIM_SETTINGS =
-  'set local synchronous_commit = off; set local enable_bitmapscan = off; set local plan_cache_mode = force_generic_plan';
+  'set local synchronous_commit = off; set local enable_bitmapscan = off; set local enable_seqscan = off; set local plan_cache_mode = force_generic_plan';
 
 /**
  * Claims up to `limit` due deliveries, none of `leftOut`'s, and leases at most `share(endpoint)` of one
@@ -258,13 +263,14 @@ async function paceRuns(tx: Db, runs: Due[][], now: number) {
   }
   if (limited.size === 0) return { actions, slots: [] };
   // An endpoint another claim is pacing right now is left to it: its deliveries stay in the queue.
-  const { rows } = await tx.query<{ ctid: string; id: string; next_free: number | null }>(
-    `select ctid, id, extract(epoch from rate_next_at)::float8 as next_free from webhook_endpoints
-      where (project_id, id) in (select * from unnest($1::uuid[], $2::uuid[]))
-      order by id
-        for no key update skip locked`,
-    [[...limited.values()].map((runs) => runs[0]?.[0]?.project_id), [...limited.keys()]],
-  );
+  const { rows } = await tx.query<{ ctid: string; id: string; next_free: number | null }>({
+    name: 'delivery-pace', // planned once for every claim, as the claim's other statements are
+    text: `select ctid, id, extract(epoch from rate_next_at)::float8 as next_free from webhook_endpoints
+            where (project_id, id) in (select * from unnest($1::uuid[], $2::uuid[]))
+            order by id
+              for no key update skip locked`,
+    values: [[...limited.values()].map((runs) => runs[0]?.[0]?.project_id), [...limited.keys()]],
+  });
   /** the rate-limited endpoints' rows (where they are: locked, so they do not move) and next free slots */
   const slots: { ctid: string; next_free: number }[] = [];
   for (const endpoint of rows) {
