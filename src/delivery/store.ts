@@ -65,7 +65,7 @@ export const APPEND_DELIVERED = `with r as (
  * events fall in the days from $14 to $15. The bounds let PostgreSQL leave out every other day's partition
  * of the history and the events as the statement starts: the joins' own keys are known only row by row,
  * so without them each statement set up an update of every day's partition (a retried attempt recorded
- * alone cost its backend 850 µs at 39 days against 400 at 9: docs/decisions/claim-fixed-cost.md).
+ * alone cost its backend 564-625 µs at 39 days, 460-495 with them: docs/decisions/claim-fixed-cost.md).
  */
 export const RECORD_OUTCOMES = `with r as (
      select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::float8[], $6::timestamptz[],
@@ -259,13 +259,6 @@ export const deliveryStore = (db: Db) => ({
 });
 
 /**
- * Records a batch of attempts in one transaction, with what follows from them: the lanes whose heads
- * finished move on; an endpoint that answered 410, or whose deliveries died `disableAfterDead` times in a
- * row, is disabled (its pending deliveries cancelled); each death and each disabling is reported by an
- * operational event (a dead delivery of an operational event reports nothing). The lanes are locked
- * first (outbox/lanes.ts).
- */
-/**
  * The recorder's transaction finds every row it writes by its key, and never reads a table whole. A plan
  * kept from a small queue found the batch's rows by reading the queue whole, and kept doing so as a
  * backlog came, until autovacuum analyzed it: with 100,000 rows queued after the plan was made, recording
@@ -273,6 +266,13 @@ export const deliveryStore = (db: Db) => ({
  */
 export const RECORD_SETTINGS = 'set local enable_seqscan = off';
 
+/**
+ * Records a batch of attempts in one transaction, with what follows from them: the lanes whose heads
+ * finished move on; an endpoint that answered 410, or whose deliveries died `disableAfterDead` times in a
+ * row, is disabled (its pending deliveries cancelled); each death and each disabling is reported by an
+ * operational event (a dead delivery of an operational event reports nothing). The lanes are locked
+ * first (outbox/lanes.ts).
+ */
 export async function recordAttempts(db: Database, batch: Completion[], disableAfterDead: number) {
   await db.transaction(async (tx) => {
     const laned = batch.filter((c) => c.lane !== null);
