@@ -93,6 +93,22 @@ test("a day's partition is analyzed from 1,000 rows on, and again each time it h
   assert.equal(await reltuples(), 2520);
 });
 
+/**
+ * The plan PostgreSQL makes of `statement` for any values, as a named statement keeps it, under the
+ * settings of the transaction it runs in; run with `args`.
+ */
+async function genericPlan(statement: string, args: string, settings: string): Promise<string> {
+  return db.transaction(async (tx) => {
+    await tx.query(`${settings}; set local plan_cache_mode = force_generic_plan`);
+    await tx.query(`prepare planned as ${statement}`);
+    const { rows } = await tx.query<{ 'QUERY PLAN': string }>(
+      `explain (analyze, costs off, timing off, summary off) execute planned(${args})`,
+    );
+    await tx.query('deallocate planned');
+    return rows.map((r) => r['QUERY PLAN']).join('\n');
+  });
+}
+
 test('the claim walks the due deliveries in order and stops at its limit, with statistics taken before a backlog', async () => {
   await db.query('delete from delivery_queue');
   await db.query('analyze delivery_queue'); // nothing pending, as far as the planner knows
@@ -101,17 +117,9 @@ test('the claim walks the due deliveries in order and stops at its limit, with s
      select gen_random_uuid(), $1, gen_random_uuid(), now(), $1 from generate_series(1, 3000)`,
     [project],
   );
-  const plan = await db.transaction(async (tx) => {
-    // A plan made for the values given would know the backlog no better; the claim keeps one plan for
-    // any values (CLAIM_SETTINGS), which must walk the index too.
-    await tx.query(CLAIM_SETTINGS);
-    await tx.query(`prepare due(int, uuid[], float8) as ${DUE_QUERY}`);
-    const { rows } = await tx.query<{ 'QUERY PLAN': string }>(
-      `explain (analyze, costs off, timing off, summary off) execute due(64, '{}', 0.25)`,
-    );
-    await tx.query('deallocate due');
-    return rows.map((r) => r['QUERY PLAN']).join('\n');
-  });
+  // A plan made for the values given would know the backlog no better; the claim keeps one plan for any
+  // values (CLAIM_SETTINGS), which must walk the index too.
+  const plan = await genericPlan(DUE_QUERY, `64, '{}', 0.25`, CLAIM_SETTINGS);
   assert.doesNotMatch(plan, /(^|->\s+)(Hash Join|Hash Right Join)\b/m, plan);
   assert.match(plan, /Index Scan using delivery_queue_due on delivery_queue/, plan);
   // No step reads more than the limit's rows (a sort of the 64 taken, to join them in order, is fine).
@@ -135,27 +143,16 @@ test('the claim and the recorder probe the endpoints they concern by key, at 1,0
     'select id from webhook_endpoints where project_id = $1 limit 3',
     [project],
   );
-  const plans = await db.transaction(async (tx) => {
-    // Plans made for any values, as the named statements keep them.
-    await tx.query('set local plan_cache_mode = force_generic_plan');
-    await tx.query(CLAIM_SETTINGS);
-    await tx.query(`prepare due(int, uuid[], float8) as ${DUE_QUERY}`);
-    await tx.query(`prepare runs(uuid[], uuid[], bool[], int[]) as ${RUNS_CHANGING}`);
-    const explain = async (sql: string) =>
-      (
-        await tx.query<{ 'QUERY PLAN': string }>(
-          `explain (analyze, costs off, timing off, summary off) ${sql}`,
-        )
-      ).rows
-        .map((r) => r['QUERY PLAN'])
-        .join('\n');
-    const ids = `array[${some.map((r) => `'${r.id}'::uuid`)}]`;
-    const projects = `array[${some.map(() => `'${project}'::uuid`)}]`;
-    return [
-      await explain(`execute due(64, '{}', 0.25)`),
-      await explain(`execute runs(${projects}, ${ids}, array[true, true, true], array[0, 0, 1])`),
-    ];
-  });
+  const ids = `array[${some.map((r) => `'${r.id}'::uuid`)}]`;
+  const projects = `array[${some.map(() => `'${project}'::uuid`)}]`;
+  const plans = [
+    await genericPlan(DUE_QUERY, `64, '{}', 0.25`, CLAIM_SETTINGS),
+    await genericPlan(
+      RUNS_CHANGING,
+      `${projects}, ${ids}, array[true, true, true], array[0, 0, 1]`,
+      CLAIM_SETTINGS,
+    ),
+  ];
   for (const plan of plans) {
     assert.doesNotMatch(plan, /Seq Scan on webhook_endpoints/, plan);
     assert.match(plan, /Index Scan using webhook_endpoints_pkey on webhook_endpoints/, plan);
@@ -198,22 +195,6 @@ test("a claim's leases stay on their rows' pages (HOT), though it leases every r
   const moved = after.filter((r) => r.page !== before.get(r.id));
   assert.equal(moved.length, 0, `${moved.length} of 200 leases left their page`);
 });
-
-/**
- * The plan PostgreSQL makes of `statement` for any values, as a named statement keeps it, under the
- * settings of the transaction it runs in; run with `args`.
- */
-async function genericPlan(statement: string, args: string, settings: string): Promise<string> {
-  return db.transaction(async (tx) => {
-    await tx.query(`${settings}; set local plan_cache_mode = force_generic_plan`);
-    await tx.query(`prepare planned as ${statement}`);
-    const { rows } = await tx.query<{ 'QUERY PLAN': string }>(
-      `explain (analyze, costs off, timing off, summary off) execute planned(${args})`,
-    );
-    await tx.query('deallocate planned');
-    return rows.map((r) => r['QUERY PLAN']).join('\n');
-  });
-}
 
 /** The plans of the worker's statements: the claim's, leasing only and deciding too; the recorder's. */
 async function workerPlans() {
