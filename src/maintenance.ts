@@ -15,7 +15,7 @@
 //    (erasure/asking.ts).
 import type { Logger } from 'pino';
 import { breakerStore } from './capabilities/breakers.ts';
-import type { Clock } from './clock.ts';
+import { type Clock, DAY_MS, utcDay } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { ErasureAsking } from './erasure/asking.ts';
@@ -25,12 +25,11 @@ import { meteringStore } from './metering/store.ts';
 import { historyRetention } from './partitions/retention.ts';
 import { analyzeGrown } from './partitions/statistics.ts';
 import { forgetJobs } from './recovery/jobs.ts';
-import { utcDay } from './usage/meter.ts';
 import { usageStore } from './usage/store.ts';
 
 const EVERY_MS = 10 * 60_000;
 const STATISTICS_EVERY_MS = 5_000;
-export const METER_RETENTION_MS = 7 * 86_400_000;
+export const METER_RETENTION_MS = 7 * DAY_MS;
 
 interface Deps {
   db: Database;
@@ -84,7 +83,7 @@ export async function runMaintenance({ db, clock, log, config }: Deps): Promise<
     ['forgot breaker reports older than a day', () => breakerStore(db).forgetOld()],
     [
       'forgot the daily-limit reservations of days gone by',
-      () => usageStore(db).forgetQuotaBefore(utcDay(new Date(clock.now().getTime() - 86_400_000))),
+      () => usageStore(db).forgetQuotaBefore(utcDay(clock.now().getTime() - DAY_MS)),
     ],
   ];
   for (const [done, task] of tasks) {

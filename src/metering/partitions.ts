@@ -2,7 +2,7 @@
 // by day. Maintenance makes the current and next ones ahead and drops those past their window; every
 // process makes them too, once a day before its first write (one running without maintenance, as `serve`
 // does), so no write fails for want of one.
-import { DAY_MS } from '../clock.ts';
+import { DAY_MS, utcDay } from '../clock.ts';
 import type { Db } from '../db/database.ts';
 
 /** Days a generation of usage record ids lasts: an id is remembered at least this long. */
@@ -12,7 +12,7 @@ const RESERVATION_DAYS = 2;
 
 const epochDay = (at: Date) => Math.floor(at.getTime() / DAY_MS);
 export const generationOf = (at: Date) => Math.floor(epochDay(at) / GENERATION_DAYS);
-const dayOf = (epoch: number) => new Date(epoch * DAY_MS).toISOString().slice(0, 10);
+const dayOf = (epoch: number) => utcDay(epoch * DAY_MS);
 
 const recordsPartition = (generation: number) =>
   `create table if not exists usage_records_g${generation} partition of usage_records for values in (${generation})`;

@@ -6,7 +6,7 @@
 // own daily limits do (usage/limits.ts, in blocks from usage_quota): used + reserved never passes the
 // limit, in any process, and a reservation writes no row that every other one writes too.
 
-import { type Clock, DAY_MS } from '../clock.ts';
+import { type Clock, DAY_MS, utcDay } from '../clock.ts';
 import type { Database } from '../db/database.ts';
 import { type FieldError, notFound, PlatformError } from '../errors.ts';
 import { write } from '../idempotency/write.ts';
@@ -14,7 +14,6 @@ import { newId, timeOf } from '../partitions/ids.ts';
 import type { KnownProjects } from '../projects/known.ts';
 import type { CapabilityRegistry } from '../registry.ts';
 import type { UsageLimits } from '../usage/limits.ts';
-import { utcDay } from '../usage/meter.ts';
 import type { Work } from '../work.ts';
 import { meteringStore, type ReservationRow, type UsageRecord } from './store.ts';
 

@@ -7,7 +7,7 @@
 //  - a delivery still pending past the horizon is marked dead first; a day is dropped once none of its
 //    deliveries is pending and none died in the last 24 hours (so health still counts them).
 // Every step is idempotent and safe with several workers at once (the partition function takes a lock).
-import { DAY_MS } from '../clock.ts';
+import { DAY_MS, utcDay } from '../clock.ts';
 import { type Database, type Db, pgCode } from '../db/database.ts';
 
 /**
@@ -29,8 +29,6 @@ const PARTITIONS_LOCK = 7310011;
  */
 export const LOCK_TIMEOUT = '400ms';
 const TRIES = 5;
-
-const utcDay = (time: number) => new Date(time).toISOString().slice(0, 10);
 
 /**
  * The UTC days the times fall in, as the history's partitions divide them: from the first's, to after the

@@ -5,14 +5,13 @@
 // connection lost after commit) never counts twice.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { type Clock, DAY_MS } from '../clock.ts';
+import { type Clock, DAY_MS, utcDay } from '../clock.ts';
 import type { Db } from '../db/database.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { type Increment, usageStore } from './store.ts';
 
 const FLUSH_MS = 1000;
 
-export const utcDay = (date: Date) => date.toISOString().slice(0, 10);
 const keyOf = (i: Omit<Increment, 'count'>) => `${i.projectId}|${i.day}|${i.capability}|${i.metric}`;
 
 export class Meter {

@@ -1,6 +1,6 @@
 // The date range of a usage report: UTC days, both ends inclusive, at most 92 days. Without dates, the
 // last 30 days, today included; `to` alone → the 30 days ending at `to`; `from` alone → from `from` to today.
-import { DAY_MS } from '../clock.ts';
+import { DAY_MS, utcDay } from '../clock.ts';
 import { PlatformError } from '../errors.ts';
 
 export const MAX_RANGE_DAYS = 92;
@@ -15,12 +15,9 @@ function parseDay(parameter: string, value: string): number {
     throw refuse(parameter, `${parameter} must be a date written YYYY-MM-DD (got "${value}")`);
   const [year, month, day] = value.split('-').map(Number) as [number, number, number];
   const time = Date.UTC(year, month - 1, day);
-  if (new Date(time).toISOString().slice(0, 10) !== value)
-    throw refuse(parameter, `${parameter} is not a calendar date (${value})`);
+  if (utcDay(time) !== value) throw refuse(parameter, `${parameter} is not a calendar date (${value})`);
   return time;
 }
-
-const format = (time: number) => new Date(time).toISOString().slice(0, 10);
 
 export function usageRange(query: { from?: string; to?: string }, now: Date): { from: string; to: string } {
   const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
@@ -28,9 +25,9 @@ export function usageRange(query: { from?: string; to?: string }, now: Date): { 
   const from = query.from === undefined ? undefined : parseDay('from', query.from);
   const end = to ?? today;
   const start = from ?? end - (DEFAULT_RANGE_DAYS - 1) * DAY_MS;
-  if (start > end) throw refuse('from', `from (${format(start)}) is after to (${format(end)})`);
+  if (start > end) throw refuse('from', `from (${utcDay(start)}) is after to (${utcDay(end)})`);
   const days = (end - start) / DAY_MS + 1;
   if (days > MAX_RANGE_DAYS)
     throw refuse('to', `the range covers ${days} days; at most ${MAX_RANGE_DAYS} are allowed`);
-  return { from: format(start), to: format(end) };
+  return { from: utcDay(start), to: utcDay(end) };
 }
