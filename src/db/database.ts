@@ -163,8 +163,9 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
     },
     listen: (channel, onNotify, onConnect) => listen(url, channel, onNotify, onConnect),
     commitTogether: groupCommit(pool),
+    // Named, so that it is parsed and planned once per connection, not at each of its many sends.
     notify: (channel, payload) =>
-      notifier.query({ text: 'select pg_notify($1, $2)', values: [channel, payload] }),
+      notifier.query({ name: 'pg-notify', text: 'select pg_notify($1, $2)', values: [channel, payload] }),
     async close() {
       await notifier.end();
       await pool.end();
