@@ -2,6 +2,10 @@
 // and OpenAPI from the same TypeBox schemas), one auth hook, one error handler, one not-found handler.
 import { randomUUID } from 'node:crypto';
 import { AjvCompiler, type RouteDefinition } from '@fastify/ajv-compiler';
+import {
+  type RouteDefinition as ResponseDefinition,
+  SerializerSelector,
+} from '@fastify/fast-json-stringify-compiler';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, {
@@ -77,7 +81,12 @@ export async function buildApp(context: Context, servicesOf: (work: Work) => Ser
     ajv: { customOptions: { coerceTypes: false, allErrors: true, removeAdditional: false } },
     // A query string is text, so its numbers are read as numbers (`?limit=20` is an integer 20); a body or
     // a header is taken as sent.
-    schemaController: { compilersFactory: { buildValidator: queryCoercingValidator as never } },
+    schemaController: {
+      compilersFactory: {
+        buildValidator: queryCoercingValidator as never,
+        buildSerializer: oneSerializerPerSchema,
+      },
+    },
     // Closing is drain.ts's: idle connections close when the listener does, busy ones after their answer.
     forceCloseConnections: 'idle',
     // Errors of Node's HTTP parser (before any request exists) in the same problem shape as the rest.
@@ -234,6 +243,28 @@ function queryCoercingValidator(schemas: Parameters<typeof compilers>[0], option
   const customOptions = { ...options.customOptions, coerceTypes: true };
   const coercing = compilers(schemas, { ...options, customOptions } as never);
   return (route: RouteDefinition) => (route.httpPart === 'querystring' ? coercing : exact)(route);
+}
+
+const serializers = SerializerSelector();
+
+/**
+ * Fastify's serializer compiler, building each distinct response schema once. Fastify builds one for
+ * every status of every route, and most are the same few: each route's four to eight problem responses
+ * are all PlatformError. Building them took most of an app's start (about half of a test service's).
+ * A serializer is a function of its schema alone, so sharing one between routes changes no answer.
+ */
+function oneSerializerPerSchema(...options: Parameters<typeof serializers>) {
+  const build = serializers(...options);
+  const built = new Map<string, ReturnType<typeof build>>();
+  return (route: ResponseDefinition) => {
+    const schema = JSON.stringify(route.schema);
+    let serializer = built.get(schema);
+    if (!serializer) {
+      serializer = build(route);
+      built.set(schema, serializer);
+    }
+    return serializer;
+  };
 }
 
 function sendProblem(reply: FastifyReply, failure: PlatformError, requestId: string): FastifyReply {
