@@ -33,14 +33,22 @@ export async function dropDatabase(serverUrl: string, name: string): Promise<voi
   await onServer(serverUrl, `drop database if exists ${name} with (force)`);
 }
 
-/** A new empty database with a random name, and the function that drops it. */
+/**
+ * A new database with a random name, and the function that drops it: empty, or a copy of `template` (a
+ * database no session is connected to).
+ */
 export async function createDatabase(
   serverUrl: string,
   prefix = 't',
+  template?: string,
 ): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
-  const url = await createNamedDatabase(serverUrl, name);
-  return { url, drop: () => dropDatabase(serverUrl, name) };
+  if (template === undefined) await createNamedDatabase(serverUrl, name);
+  else {
+    if (!NAME.test(template)) throw new Error(`not a database name: ${template}`);
+    await onServer(serverUrl, `create database ${name} template ${template}`);
+  }
+  return { url: withDatabase(serverUrl, name), drop: () => dropDatabase(serverUrl, name) };
 }
 
 /** Where the database of url listens: a TCP address or a Unix socket (embedded). */

@@ -19,7 +19,7 @@ import { createLogger } from '../../src/runtime.ts';
 import { createService } from '../../src/service.ts';
 import { servicesOf } from '../../src/services.ts';
 import type { Resolver } from '../../src/webhooks/address-policy.ts';
-import { createDatabase } from './database.ts';
+import { createMigratedDatabase } from './database.ts';
 
 export interface TestService {
   baseUrl: string;
@@ -90,7 +90,7 @@ export async function startService(
     setup?: (app: App) => void;
   } = {},
 ): Promise<TestService> {
-  const created = options.databaseUrl ? undefined : await createDatabase();
+  const created = options.databaseUrl ? undefined : await createMigratedDatabase();
   const databaseUrl = options.databaseUrl ?? (created?.url as string);
   const logLevel = options.logTo ? 'info' : 'silent';
   // A test service stops at once (a deployment keeps answering for a second first: http/drain.ts).

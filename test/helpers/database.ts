@@ -19,3 +19,10 @@ export async function freshDatabase(): Promise<string> {
 
 /** A new empty database and the function that drops it (for callers that must close things first). */
 export const createDatabase = () => createOn(adminUrl());
+
+/**
+ * A new database with every migration applied, and the function that drops it: a copy of the run's
+ * migrated template (test/setup.ts): a copy took PostgreSQL 0.1–0.2 s here, migrating 0.4–1 s.
+ * Without a template (a file run without the global setup), an empty one, which the caller migrates.
+ */
+export const createMigratedDatabase = () => createOn(adminUrl(), 't', process.env.PLATFORM_TEST_TEMPLATE);
