@@ -12,7 +12,7 @@ import { after, test } from 'node:test';
 import { eventTypeStore } from '../src/catalogue/store.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { CLAIM_SETTINGS, claim, DUE_QUERY } from '../src/delivery/claim.ts';
+import { CLAIM_SETTINGS, claim, DUE_QUERY, RUNS_BEHIND } from '../src/delivery/claim.ts';
 import { DECIDED, LEASE, LEASED } from '../src/delivery/lease.ts';
 import { APPEND_DELIVERED, RECORD_OUTCOMES, RECORD_SETTINGS, RUNS_CHANGING } from '../src/delivery/store.ts';
 import { subscribed } from '../src/outbox/queue.ts';
@@ -196,7 +196,10 @@ test("a claim's leases stay on their rows' pages (HOT), though it leases every r
   assert.equal(moved.length, 0, `${moved.length} of 200 leases left their page`);
 });
 
-/** The plans of the worker's statements: the claim's, leasing only and deciding too; the recorder's. */
+/**
+ * The plans of the worker's statements: the claim's, leasing only and deciding too, and its read of the
+ * runs behind ordered lanes' heads; the recorder's.
+ */
 async function workerPlans() {
   const today = "date_trunc('day', now()), date_trunc('day', now()) + interval '1 day'";
   const lease = `30, gen_random_uuid(), 1, '{}', '{}', ${today}`;
@@ -208,6 +211,7 @@ async function workerPlans() {
       `${lease}, ${none(6)}${today}`,
       CLAIM_SETTINGS,
     ),
+    following: await genericPlan(RUNS_BEHIND, `${none(5)}10`, CLAIM_SETTINGS),
     appending: await genericPlan(APPEND_DELIVERED, none(7).slice(0, -2), RECORD_SETTINGS),
     recording: await genericPlan(RECORD_OUTCOMES, `${none(13)}${today}`, RECORD_SETTINGS),
   };
@@ -233,13 +237,16 @@ test("the claim and the recorder read and write their deliveries' days only, wha
 test('the claim and the recorder find their rows by ctid or key, in plans made while the tables are small', async () => {
   // Read whole, a small queue is cheaper than found row by row; a plan kept from then read a backlog
   // whole at every claim and record, until autovacuum analyzed the queue (CLAIM_SETTINGS, RECORD_SETTINGS).
-  for (const [name, plan] of Object.entries(await workerPlans())) {
+  const plans = await workerPlans();
+  for (const [name, plan] of Object.entries(plans)) {
     assert.doesNotMatch(
       plan,
       /Seq Scan on (delivery_queue|webhook_endpoints|deliveries|events)/,
       `${name}: ${plan}`,
     );
   }
+  // Each head's lane is read by the index that keeps it in order, as far as the run's limit.
+  assert.match(plans.following, /Index Scan using delivery_queue_lanes on delivery_queue/, plans.following);
 });
 
 test('a publish finds who takes its type with the patterns computed once, not a function call per endpoint', async () => {
