@@ -9,10 +9,10 @@ import { DeclaredTypes } from './catalogue/declared.ts';
 import { TenantSchemas } from './catalogue/validation.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
+import { CORE_CAPABILITY } from './core-capability.ts';
 import type { Keyring } from './crypto.ts';
 import type { Database } from './db/database.ts';
 import { type ErasureAsking, erasureAsking } from './erasure/asking.ts';
-import { coreEraser } from './erasure/service.ts';
 import { type SubjectHasher, subjectHasher } from './erasure/subject.ts';
 import { DeliveryForecast } from './events/forecast.ts';
 import { healthService } from './health/service.ts';
@@ -22,10 +22,9 @@ import { keyService } from './keys/service.ts';
 import { partitionsReady } from './metering/partitions.ts';
 import type { MeteringDeps } from './metering/service.ts';
 import { Metrics } from './metrics/metrics.ts';
-import { CORE_EVENT_TYPES } from './outbox/operational.ts';
 import { type WakeWorkers, workerWaker } from './outbox/wake.ts';
 import { KnownProjects } from './projects/known.ts';
-import { type Capability, CapabilityRegistry } from './registry.ts';
+import { CapabilityRegistry, defaultLimits } from './registry.ts';
 import { type UsageLimits, usageLimits } from './usage/limits.ts';
 import { Meter } from './usage/meter.ts';
 import { tokenBuckets } from './usage/rate-limits.ts';
@@ -75,23 +74,6 @@ export interface Context {
   /** asking capabilities of their own to erase a subject (erasure/asking.ts) */
   erasureAsking: ErasureAsking;
 }
-
-/** Core registers itself like any capability: the event types it emits, the metrics it counts, its eraser. */
-export const CORE_CAPABILITY: Capability = {
-  name: 'core',
-  eventTypes: CORE_EVENT_TYPES,
-  metrics: ['api_requests', 'events_published', 'webhook_deliveries', 'subjects_erased'],
-  eraser: coreEraser,
-};
-
-/**
- * The daily limits every project has unless it sets its own: the capabilities' defaults, with the
- * installation's PLATFORM_DAILY_LIMITS over them (an operator's word wins over a capability's).
- */
-export const defaultLimits = (registry: CapabilityRegistry, config: Pick<Config, 'dailyLimits'>) => [
-  ...registry.defaultLimits(),
-  ...config.dailyLimits,
-];
 
 export interface ContextOptions {
   config: Config;

@@ -1,13 +1,9 @@
 // The `platform` CLI: the service commands (cli/serve.ts) and the management commands (cli/manage.ts).
+// A command's module is loaded when that command runs: `--help` or a wrong word loads none, and a
+// management command never loads the HTTP app (bench/RESULTS.md, 2026-11-28).
 import { readFileSync } from 'node:fs';
-import * as capabilities from './cli/capabilities.ts';
-import { UsageError } from './cli/common.ts';
-import { dev } from './cli/dev.ts';
-import * as manage from './cli/manage.ts';
-import * as service from './cli/serve.ts';
+import { UsageError } from './cli/arguments.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { CORE_CAPABILITY } from './context.ts';
-import { CapabilityRegistry } from './registry.ts';
 
 const USAGE = `usage: platform <command> [--json]
 
@@ -46,27 +42,28 @@ async function main(argv: string[]) {
   if (command === '--version' || command === 'version') return console.log(version());
   if (command === undefined || command === 'help' || command === '--help') return console.log(USAGE);
   const config = loadConfig();
-  const registry = new CapabilityRegistry();
-  registry.register(CORE_CAPABILITY);
+  const service = () => import('./cli/serve.ts');
+  const manage = () => import('./cli/manage.ts');
+  const capabilities = () => import('./cli/capabilities.ts');
   const commands: Record<string, () => Promise<unknown>> = {
-    start: () => service.start(config),
-    dev: () => dev(config),
-    serve: () => service.serve(config),
-    worker: () => service.worker(config),
-    migrate: () => service.migrateCommand(config),
-    openapi: () => service.openapiCommand(config),
-    'projects create': () => manage.projectsCreate(config, rest),
-    'projects list': () => manage.projectsList(config, rest),
-    'projects update': () => manage.projectsUpdate(config, rest),
-    'keys create': () => manage.keysCreate(config, rest),
-    'keys list': () => manage.keysList(config, rest),
-    'keys revoke': () => manage.keysRevoke(config, rest),
-    'operator-keys create': () => manage.operatorKeysCreate(config, rest),
-    'limits get': () => manage.limitsGet(config, registry, rest),
-    'limits set': () => manage.limitsSet(config, registry, rest),
-    'limits clear': () => manage.limitsSet(config, registry, rest, true),
-    'capabilities create': () => capabilities.capabilitiesCreate(config, rest),
-    'capabilities list': () => capabilities.capabilitiesList(config, rest),
+    start: async () => (await service()).start(config),
+    dev: async () => (await import('./cli/dev.ts')).dev(config),
+    serve: async () => (await service()).serve(config),
+    worker: async () => (await service()).worker(config),
+    migrate: async () => (await import('./cli/migrate.ts')).migrateCommand(config),
+    openapi: async () => (await service()).openapiCommand(config),
+    'projects create': async () => (await manage()).projectsCreate(config, rest),
+    'projects list': async () => (await manage()).projectsList(config, rest),
+    'projects update': async () => (await manage()).projectsUpdate(config, rest),
+    'keys create': async () => (await manage()).keysCreate(config, rest),
+    'keys list': async () => (await manage()).keysList(config, rest),
+    'keys revoke': async () => (await manage()).keysRevoke(config, rest),
+    'operator-keys create': async () => (await manage()).operatorKeysCreate(config, rest),
+    'limits get': async () => (await manage()).limitsGet(config, rest),
+    'limits set': async () => (await manage()).limitsSet(config, rest),
+    'limits clear': async () => (await manage()).limitsSet(config, rest, true),
+    'capabilities create': async () => (await capabilities()).capabilitiesCreate(config, rest),
+    'capabilities list': async () => (await capabilities()).capabilitiesList(config, rest),
   };
   const run = commands[command] ?? commands[`${command} ${sub}`];
   if (!run || (commands[command] && sub !== undefined))

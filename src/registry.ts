@@ -5,6 +5,7 @@
 // Two kinds fill it: those that run in this process and register in code (Core), and those that plug
 // in as services of their own, declared by their manifests (directory.ts keeps them, 5 s old at most).
 
+import type { Config } from './config.ts';
 import type { Db } from './db/database.ts';
 
 /** The kinds of subject (the people erasure is about) every capability's eraser may be asked about. */
@@ -120,3 +121,12 @@ export class CapabilityRegistry {
     );
   }
 }
+
+/**
+ * The daily limits every project has unless it sets its own: the capabilities' defaults, with the
+ * installation's PLATFORM_DAILY_LIMITS over them (an operator's word wins over a capability's).
+ */
+export const defaultLimits = (registry: CapabilityRegistry, config: Pick<Config, 'dailyLimits'>) => [
+  ...registry.defaultLimits(),
+  ...config.dailyLimits,
+];

@@ -5,7 +5,7 @@
 import { auditLog } from './audit/store.ts';
 import { capabilityService } from './capabilities/service.ts';
 import { eventCatalogue } from './catalogue/service.ts';
-import { type Context, defaultLimits } from './context.ts';
+import type { Context } from './context.ts';
 import { deliveryLog } from './delivery-log/log.ts';
 import { erasureService } from './erasure/service.ts';
 import { eventService } from './events/service.ts';
@@ -15,6 +15,7 @@ import { portalService } from './portal/service.ts';
 import { projectService } from './projects/service.ts';
 import { getJob } from './recovery/jobs.ts';
 import { recovery } from './recovery/recovery.ts';
+import { defaultLimits } from './registry.ts';
 import { limitOverrides } from './usage/overrides.ts';
 import { usageService } from './usage/service.ts';
 import { webhookEndpointService } from './webhooks/service.ts';

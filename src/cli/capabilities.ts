@@ -5,7 +5,8 @@ import { capabilityStore } from '../capabilities/store.ts';
 import { TenantSchemas } from '../catalogue/validation.ts';
 import type { Config } from '../config.ts';
 import { loadKeyring } from '../crypto.ts';
-import { change, flags, print, UsageError, withDatabase } from './common.ts';
+import { flags, print, UsageError } from './arguments.ts';
+import { change, withDatabase } from './common.ts';
 
 export async function capabilitiesCreate(config: Config, args: string[]) {
   const { values, positionals } = flags(

@@ -3,25 +3,16 @@
 import pino from 'pino';
 import { CapabilityDirectory } from '../capabilities/directory.ts';
 import type { Config } from '../config.ts';
-import { defaultLimits } from '../context.ts';
+import { coreRegistry } from '../core-capability.ts';
 import type { Database } from '../db/database.ts';
 import { keyService } from '../keys/service.ts';
 import { projectService } from '../projects/service.ts';
 import { toProjectMe } from '../projects/store.ts';
-import type { CapabilityRegistry } from '../registry.ts';
+import { defaultLimits } from '../registry.ts';
 import { limitOverrides } from '../usage/overrides.ts';
 import { readOnly } from '../work.ts';
-import {
-  change,
-  everyPage,
-  flags,
-  list,
-  print,
-  projectBySlug,
-  required,
-  UsageError,
-  withDatabase,
-} from './common.ts';
+import { flags, list, print, required, UsageError } from './arguments.ts';
+import { change, everyPage, projectBySlug, withDatabase } from './common.ts';
 
 /** The theme's flags, as `projects create` and `projects update` take them. */
 const THEME_FLAGS = {
@@ -179,15 +170,18 @@ export async function operatorKeysCreate(config: Config, args: string[]) {
   );
 }
 
-/** The capabilities declared by manifests, into the command's registry (their metrics, their defaults). */
-const declared = (db: Database, registry: CapabilityRegistry) =>
-  new CapabilityDirectory({ db, registry, log: pino({ level: 'silent' }) }).refresh();
+/** Core and the capabilities declared by manifests: the metrics a limit may name, and their defaults. */
+async function registryOf(db: Database) {
+  const registry = coreRegistry();
+  await new CapabilityDirectory({ db, registry, log: pino({ level: 'silent' }) }).refresh();
+  return registry;
+}
 
-export async function limitsGet(config: Config, registry: CapabilityRegistry, args: string[]) {
+export async function limitsGet(config: Config, args: string[]) {
   const { values } = flags(args, { project: { type: 'string' } });
   const { project: slug } = required(values, 'limits get', ['project']);
   const limits = await withDatabase(config, async (db) => {
-    await declared(db, registry);
+    const registry = await registryOf(db);
     const overrides = limitOverrides(readOnly(db), {
       registry,
       defaults: () => defaultLimits(registry, config),
@@ -199,7 +193,7 @@ export async function limitsGet(config: Config, registry: CapabilityRegistry, ar
   );
 }
 
-export async function limitsSet(config: Config, registry: CapabilityRegistry, args: string[], clear = false) {
+export async function limitsSet(config: Config, args: string[], clear = false) {
   const { values } = flags(args, {
     project: { type: 'string' },
     capability: { type: 'string' },
@@ -216,7 +210,7 @@ export async function limitsSet(config: Config, registry: CapabilityRegistry, ar
   if (!clear && (limit === undefined || !/^\d+$/.test(limit) || !Number.isSafeInteger(Number(limit))))
     throw new UsageError('--daily-limit must be a whole number');
   const result = await withDatabase(config, async (db) => {
-    await declared(db, registry);
+    const registry = await registryOf(db);
     return change(db, async (work) => {
       const overrides = limitOverrides(work, { registry, defaults: () => defaultLimits(registry, config) });
       const projectId = (await projectBySlug(work.db, slug)).id;

@@ -1,5 +1,5 @@
-// The service commands: start (migrate, first-start bootstrap, API and worker), serve, worker, migrate, and
-// openapi (the document this version serves).
+// The service commands: start (migrate, first-start bootstrap, API and worker), serve, worker, and openapi
+// (the document this version serves).
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { bootstrap } from '../bootstrap.ts';
@@ -12,16 +12,6 @@ import { createService, type Service } from '../service.ts';
 export const start = (config: Config) => announced(config, { api: true, worker: true, migrate: true });
 export const serve = (config: Config) => announced(config, { api: true, worker: false, migrate: false });
 export const worker = (config: Config) => announced(config, { api: false, worker: true, migrate: false });
-
-export async function migrateCommand(config: Config) {
-  const connection = await connect(config, 'command', createLogger({ ...config, logLevel: 'warn' }));
-  try {
-    const applied = await migrate(connection.db);
-    console.log(applied.length ? `applied ${applied.join(', ')}` : 'no pending migrations');
-  } finally {
-    await connection.close();
-  }
-}
 
 /** Prints the OpenAPI document this version serves: `npm run openapi` writes it to openapi.json. */
 export async function openapiCommand(config: Config) {
