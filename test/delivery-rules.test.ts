@@ -11,6 +11,10 @@ import { answerWith, eventually, startReceiver } from './helpers/receiver.ts';
 
 const env = { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1', PLATFORM_WORKER_POLL_MS: '100' };
 const service = await startService({ env });
+// A queue of its own, for the test that counts a worker's claims: the other tests leave retries due in
+// theirs (operational events to endpoints of every type whose receivers are gone), and a worker sending
+// them holds an endpoint below its mark, which makes every run's end worth a claim.
+const quiet = await startService({ env });
 const tenant = await service.tenant();
 let n = 0;
 const idem = () => ({ 'idempotency-key': `r-${++n}` });
@@ -210,13 +214,14 @@ describe('delivery rules while nothing is delivering', () => {
   });
 
   test("a worker holding its one endpoint's mark does not walk the queue for others nobody announced", async () => {
-    // 180 due to one endpoint that answers at once, and a worker that only its own runs wake (no poll, no
-    // notification). Woken by a run ending while it claims, a worker claimed again once its claim had
-    // filled the endpoint's mark: that claim left the endpoint out and walked the whole queue for nothing.
+    // 180 due to one endpoint that answers at once, the only deliveries in the queue, and a worker that
+    // only its own runs wake (no poll, no notification). Woken by a run ending while it claims, a worker
+    // claimed again once its claim had filled the endpoint's mark: that claim left the endpoint out and
+    // walked the whole queue for nothing.
     const receiver = await startReceiver();
-    const own = await service.tenant(); // a rate limit of its own: a burst of 200 requests
+    const own = await quiet.tenant();
     const post = (path: string, body: unknown) =>
-      service.request('POST', path, { key: own.key, body, headers: idem() });
+      quiet.request('POST', path, { key: own.key, body, headers: idem() });
     await post('/core/v1/webhook-endpoints', { url: receiver.url, eventTypes: ['pay.many.thing'] });
     for (let i = 0; i < 180; i += 30) {
       const published = await Promise.all(
@@ -227,7 +232,7 @@ describe('delivery rules while nothing is delivering', () => {
       assert.deepEqual(new Set(published.map((r) => r.status)), new Set([202]));
     }
     const walks: number[] = [];
-    const db = service.context.db;
+    const db = quiet.context.db;
     const counting: Database = {
       ...db,
       transaction: (fn, settings) =>
@@ -245,11 +250,11 @@ describe('delivery rules while nothing is delivering', () => {
         }, settings),
     };
     const worker = new DeliveryWorker({
-      ...service.context,
+      ...quiet.context,
       db: counting,
       signals: new EventEmitter<{ deliveries: [] }>(),
       config: {
-        ...service.context.config,
+        ...quiet.context.config,
         webhookAllowPrivate: true,
         workerConcurrency: 8,
         workerPollMs: 60_000,
