@@ -34,21 +34,21 @@ export async function dropDatabase(serverUrl: string, name: string): Promise<voi
 }
 
 /**
- * A new database with a random name, and the function that drops it: empty, or a copy of `template` (a
- * database no session is connected to).
+ * A new database with a random name, its URL and the function that drops it: empty, or a copy of
+ * `template` (a database no session is connected to).
  */
 export async function createDatabase(
   serverUrl: string,
   prefix = 't',
   template?: string,
-): Promise<{ url: string; drop: () => Promise<void> }> {
+): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   if (template === undefined) await createNamedDatabase(serverUrl, name);
   else {
     if (!NAME.test(template)) throw new Error(`not a database name: ${template}`);
     await onServer(serverUrl, `create database ${name} template ${template}`);
   }
-  return { url: withDatabase(serverUrl, name), drop: () => dropDatabase(serverUrl, name) };
+  return { name, url: withDatabase(serverUrl, name), drop: () => dropDatabase(serverUrl, name) };
 }
 
 /** Where the database of url listens: a TCP address or a Unix socket (embedded). */

@@ -3,7 +3,7 @@
 // the whole run, in a temporary directory, stopped and removed at the end.
 //
 // It also migrates a template database once, which test services copy (test/helpers/database.ts)
-// instead of migrating a new database each: a test file starts one to four of them.
+// instead of migrating a new database each.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -34,7 +34,7 @@ export async function globalSetup() {
   } finally {
     await db.close(); // no session may stay connected to a template that is copied
   }
-  process.env.PLATFORM_TEST_TEMPLATE = new URL(template.url).pathname.slice(1);
+  process.env.PLATFORM_TEST_TEMPLATE = template.name;
 }
 
 export async function globalTeardown() {
