@@ -147,6 +147,23 @@ describe('platform CLI', () => {
     }
   });
 
+  test('--help and --version need no database; openapi prints the document committed as openapi.json', async () => {
+    // No database at all: neither answer may load the service or reach PostgreSQL.
+    const nowhere = { DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/none' };
+    const help = await runCli(['--help'], nowhere);
+    assert.equal(help.code, 0, help.stderr);
+    assert.match(help.stdout, /^usage: platform <command>/);
+    const version = await runCli(['--version'], nowhere);
+    const { version: packaged } = JSON.parse(
+      readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+    );
+    assert.equal(version.stdout.trim(), packaged);
+    const printed = await runCli(['openapi'], env);
+    assert.equal(printed.code, 0, printed.stderr);
+    const committed = JSON.parse(readFileSync(new URL('../openapi.json', import.meta.url), 'utf8'));
+    assert.deepEqual(JSON.parse(printed.stdout), committed);
+  });
+
   test('serve and worker on an empty database say to migrate, without a stack trace', async () => {
     const empty = { DATABASE_URL: await freshDatabase() };
     for (const command of ['serve', 'worker']) {
