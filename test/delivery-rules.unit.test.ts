@@ -5,16 +5,17 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Db } from '../src/db/database.ts';
-import type { Run } from '../src/delivery/claim.ts';
 import { type Held, HeldRuns } from '../src/delivery/held.ts';
 import { nextState } from '../src/delivery/outcome.ts';
 import { LOOKAHEAD_S, pace } from '../src/delivery/pacing.ts';
+import type { Run } from '../src/delivery/run.ts';
 import { type ClaimPlan, ClaimScheduler } from '../src/delivery/scheduler.ts';
 import { lockLanes, promote, settle } from '../src/outbox/lanes.ts';
 
 /** A claim that resolves when the test says, with the count of due deliveries the test gives. */
 function plannedScheduler(overrides: Partial<ClaimPlan> = {}) {
-  const claims: { limit: number; leftOut: string[]; finish: (due: number) => void }[] = [];
+  const claims: { limit: number; leftOut: string[]; finish: (due: number, unfinished?: string[]) => void }[] =
+    [];
   const plan: ClaimPlan = {
     room: () => 100,
     leftOut: () => [],
@@ -22,7 +23,9 @@ function plannedScheduler(overrides: Partial<ClaimPlan> = {}) {
     capacity: 100,
     batch: 40,
     claim: (limit, leftOut) =>
-      new Promise((resolve) => claims.push({ limit, leftOut, finish: (due) => resolve({ due }) })),
+      new Promise((resolve) =>
+        claims.push({ limit, leftOut, finish: (due, unfinished = []) => resolve({ due, unfinished }) }),
+      ),
     failed: () => {},
     ...overrides,
   };
@@ -81,13 +84,11 @@ describe('the claim scheduler', () => {
   });
 
   test('with every endpoint at its mark and the queue found short, its own wake-ups claim nothing', async () => {
-    let belowMark = true;
     let leftOut = ['endpoint-a'];
-    const { scheduler, claims } = plannedScheduler({ belowMark: () => belowMark, leftOut: () => leftOut });
+    const { scheduler, claims } = plannedScheduler({ leftOut: () => leftOut });
     scheduler.start();
     claims[0]?.finish(5); // fewer than asked: every other due delivery was taken
     await settled();
-    belowMark = false;
     scheduler.wake(false);
     await settled();
     assert.equal(claims.length, 1, 'it could only walk the queue to find nothing');
@@ -101,13 +102,44 @@ describe('the claim scheduler', () => {
     assert.equal(claims.length, 3, 'a wake-up from outside may mean anything');
   });
 
+  test('only what a short claim did not take, or what was handed back, is worth its own wake-ups', async () => {
+    let leftOut = ['busy'];
+    const { scheduler, claims } = plannedScheduler({ leftOut: () => leftOut });
+    scheduler.start();
+    claims[0]?.finish(5, ['capped']); // short, and `capped` had more due than its share
+    await settled();
+    leftOut = ['busy', 'capped'];
+    scheduler.wake(false);
+    await settled();
+    assert.equal(claims.length, 1, 'both at their mark: nothing else is due');
+    leftOut = ['busy'];
+    scheduler.wake(false);
+    assert.equal(claims.length, 2, 'below its mark, the rest of `capped` may be claimed');
+    claims[1]?.finish(3); // short, and every endpoint found was taken whole
+    await settled();
+    scheduler.wake(false);
+    await settled();
+    assert.equal(claims.length, 2, 'an endpoint held below its mark with nothing more due is no reason');
+    scheduler.handedBack('failing');
+    assert.equal(claims.length, 2, 'a hand-back does not claim by itself');
+    scheduler.wake(false);
+    assert.equal(claims.length, 3, 'the next wake-up claims what was handed back');
+    scheduler.handedBack('late'); // while that claim runs: it may not have seen them
+    claims[2]?.finish(0);
+    await settled();
+    scheduler.wake(false);
+    assert.equal(claims.length, 4, 'a hand-back during a claim outlives it');
+  });
+
   test('a run ending wakes it when its endpoint falls below its mark or nothing is in flight', async () => {
-    const { scheduler, claims } = plannedScheduler();
+    let leftOut = ['endpoint-a'];
+    const { scheduler, claims } = plannedScheduler({ leftOut: () => leftOut });
     scheduler.start();
     claims[0]?.finish(0);
     await settled();
     scheduler.runEnded(5, 8, 3);
     assert.equal(claims.length, 1, 'still at its mark and others in flight, no backlog');
+    leftOut = [];
     scheduler.runEnded(7, 8, 3);
     assert.equal(claims.length, 2, 'one below its mark: no longer left out');
     claims[1]?.finish(0);

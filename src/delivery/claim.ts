@@ -16,6 +16,7 @@ import { LANE_LOCK } from '../outbox/lanes.ts';
 import { daysOf } from '../partitions/retention.ts';
 import { DECIDED, LEASE, LEASED } from './lease.ts';
 import { LOOKAHEAD_S, type Paced, pace } from './pacing.ts';
+import type { ClaimedDelivery, Run } from './run.ts';
 
 /**
  * How many deliveries one claim may lease behind the heads of ordered lanes, shared among them (at least
@@ -24,36 +25,6 @@ import { LOOKAHEAD_S, type Paced, pace } from './pacing.ts';
  * 0.85 of it with runs of 500, 0.92 with 1,000).
  */
 const RUN_BUDGET = 1000;
-
-export interface ClaimedDelivery {
-  project_id: string;
-  id: string;
-  event_id: string;
-  endpoint_id: string;
-  /** its ordered lane, or null */
-  lane: string | null;
-  /** attempts made before this one */
-  attempts: number;
-  /**
-   * What is sent: {"id","type","timestamp","data"}, the payload spliced in as the text PostgreSQL gave (no
-   * parse and re-serialise). Made once per event of a claim: a fan-out's deliveries share it.
-   */
-  body: Buffer;
-  event_created_at: Date;
-  url: string;
-  active_secret: Buffer;
-  previous_secret: Buffer | null;
-  /** when to send it (epoch ms, the database's clock): now, or its slot under its endpoint's rate */
-  send_at: number;
-}
-
-/** Deliveries to send one after the other, by one worker: a lane's head and the run behind it, or one. */
-export interface Run {
-  endpointId: string;
-  deliveries: ClaimedDelivery[];
-  /** the database's time at the claim (epoch ms), against which send_at is read */
-  claimedAt: number;
-}
 
 interface Due {
   project_id: string;
@@ -101,9 +72,23 @@ type Action = { due: Due; action: 'claim' | 'push'; at: number };
 export const CLAIM_SETTINGS =
   'set local synchronous_commit = off; set local enable_bitmapscan = off; set local enable_seqscan = off; set local plan_cache_mode = force_generic_plan';
 
+/** What a claim leased, and what it saw of the queue. */
+interface Claimed {
+  runs: Run[];
+  /** how many it found due: its limit means more may be */
+  due: number;
+  /** the endpoints it found more of than their share */
+  unfinished: string[];
+  /** how many it pushed to their rate's slots, and the first of those slots (epoch ms) */
+  pushed: number;
+  nextSlot: number | null;
+  /** the database's clock as the claim began (epoch ms) */
+  claimedAt: number;
+}
+
 /**
  * Claims up to `limit` due deliveries, none of `leftOut`'s, and leases at most `share(endpoint)` of one
- * endpoint's. `due` is how many it found: `limit` means more may be due.
+ * endpoint's.
  */
 export async function claim(
   db: Database,
@@ -115,7 +100,7 @@ export async function claim(
     holder: number;
     leftOut: string[];
   },
-): Promise<{ runs: Run[]; due: number; pushed: number; nextSlot: number | null; claimedAt: number }> {
+): Promise<Claimed> {
   // The claim's commit does not wait for its WAL to reach the disk (the server's fsync and synchronous
   // commit stay on for every other write). All it writes can be lost in a crash without losing a
   // delivery: a lease (the delivery is due again, and sent again, as after any crash mid-send), and
@@ -124,11 +109,12 @@ export async function claim(
   // fell by a third). The settings go with the transaction's begin (one round trip less a claim).
   return db.transaction(async (tx) => {
     const due = await dueDeliveries(tx, options.limit, options.leftOut);
-    if (due.length === 0) return { runs: [], due: 0, pushed: 0, nextSlot: null, claimedAt: 0 };
+    if (due.length === 0)
+      return { runs: [], due: 0, unfinished: [], pushed: 0, nextSlot: null, claimedAt: 0 };
     const now = due[0]?.now as number;
     const cancel = due.filter((d) => !d.found || !d.active);
     const paused = due.filter((d) => d.found && d.active && d.paused);
-    const heads = shares(
+    const { heads, unfinished } = shares(
       due.filter((d) => d.found && d.active && !d.paused),
       options.share,
     );
@@ -147,7 +133,14 @@ export async function claim(
       }));
     const pushed = actions.actions.filter((a) => a.action === 'push').map((a) => a.at);
     const nextSlot = pushed.length > 0 ? Math.min(...pushed) * 1000 : null;
-    return { runs: leased, due: due.length, pushed: pushed.length, nextSlot, claimedAt: now * 1000 };
+    return {
+      runs: leased,
+      due: due.length,
+      unfinished,
+      pushed: pushed.length,
+      nextSlot,
+      claimedAt: now * 1000,
+    };
   }, CLAIM_SETTINGS);
 }
 
@@ -187,13 +180,17 @@ async function dueDeliveries(tx: Db, limit: number, leftOut: string[]) {
  * does not answer took nothing else and filled the worker's queue until its sends timed out (bench
  * isolation, at 32 in flight: the healthy endpoints' throughput fell to 0.17 of what it was without).
  */
-function shares(due: Due[], share: (endpointId: string) => number): Due[] {
+function shares(due: Due[], share: (endpointId: string) => number): { heads: Due[]; unfinished: string[] } {
   const taken = new Map<string, number>();
-  return due.filter((d) => {
+  const unfinished = new Set<string>();
+  const heads = due.filter((d) => {
     const n = (taken.get(d.endpoint_id) ?? 0) + 1;
     taken.set(d.endpoint_id, n);
-    return n <= share(d.endpoint_id);
+    if (n <= share(d.endpoint_id)) return true;
+    unfinished.add(d.endpoint_id);
+    return false;
   });
+  return { heads, unfinished: [...unfinished] };
 }
 
 /**

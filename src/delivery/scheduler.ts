@@ -10,12 +10,16 @@
 //
 // A wake-up comes from outside (NOTIFY, the in-process signal, the poll, a slot's time) or from the worker
 // itself when one of its runs ends. The worker's own wake-ups are for the endpoints it holds: they claim
-// only when something new may be claimable, which the scheduler tells from two facts it keeps:
+// only when something new may be claimable, which the scheduler tells from the facts it keeps:
 // - backlog: the last claim took as many as it asked for, so more may be due;
 // - exhausted: the endpoints a claim left out when it found fewer due than it could take, since the last
-//   wake-up from outside. While every endpoint held is at its mark (held.ts) and none but those is left
-//   out, a claim could only walk the whole queue to find nothing (half the claims did so at 20,000 due to
-//   one endpoint, each woken by a run ending while the last claim filled the endpoint's mark).
+//   wake-up from outside. Every other due delivery was found then;
+// - unfinished: the endpoints that may still have deliveries due though the queue was found short: those
+//   the claim found more of than it took (their share), and those whose deliveries the worker handed back.
+// While every exhausted or unfinished endpoint is left out (at its mark), a claim could only walk the
+// whole queue to find nothing: half the claims did so at 20,000 due to one endpoint, each woken by a run
+// ending while the last claim filled the endpoint's mark, and half again beside an endpoint that hung
+// (held below its mark with nothing more due: docs/decisions/no-claim-at-the-mark.md).
 
 export type SchedulerState = 'STOPPED' | 'WAITING' | 'CLAIMING' | 'CLAIMING_AGAIN';
 
@@ -31,8 +35,11 @@ export interface ClaimPlan {
   capacity: number;
   /** the most one claim asks for */
   batch: number;
-  /** claims up to `limit`, none of `leftOut`'s: how many it found due */
-  claim(limit: number, leftOut: string[]): Promise<{ due: number }>;
+  /**
+   * claims up to `limit`, none of `leftOut`'s: how many it found due, and the endpoints it found more of
+   * than it took
+   */
+  claim(limit: number, leftOut: string[]): Promise<{ due: number; unfinished: string[] }>;
   /** a claim that failed (the next poll retries) */
   failed(error: unknown): void;
 }
@@ -42,6 +49,9 @@ export class ClaimScheduler {
   readonly #plan: ClaimPlan;
   #backlog = false;
   #exhausted: Set<string> | null = null;
+  #unfinished = new Set<string>();
+  /** endpoints handed deliveries back while the claim in flight ran (it may not have seen them) */
+  #handedBackDuringClaim = new Set<string>();
   /** wake-ups from outside so far (one during a claim makes what it found out of date) */
   #outsideWakes = 0;
 
@@ -90,6 +100,16 @@ export class ClaimScheduler {
   }
 
   /**
+   * Deliveries of `endpoint` were handed back, due again now that their release has committed: the next
+   * claim may find them. It does not wake the scheduler: a run that stopped at a failure hands back the
+   * rest, and a claim at once would send them to the failing endpoint one by one, a claim each.
+   */
+  handedBack(endpoint: string): void {
+    this.#unfinished.add(endpoint);
+    this.#handedBackDuringClaim.add(endpoint);
+  }
+
+  /**
    * Whether free room is worth a claim: the last claim was full (more may be due), a quarter of the
    * capacity is free (not one row at a time), and some endpoint held is not left out. Other endpoints'
    * deliveries are found by wake-ups from outside and the poll.
@@ -109,8 +129,9 @@ export class ClaimScheduler {
         if (room <= 0 || this.#nothingElseDue(leftOut)) break;
         const limit = Math.min(room, this.#plan.batch);
         const wakes = this.#outsideWakes;
-        const { due } = await this.#plan.claim(limit, leftOut);
-        if (due < limit && wakes === this.#outsideWakes) this.#exhausted = new Set(leftOut);
+        this.#handedBackDuringClaim = new Set();
+        const { due, unfinished } = await this.#plan.claim(limit, leftOut);
+        this.#learn(due < limit && wakes === this.#outsideWakes, leftOut, unfinished);
         this.#backlog = due === limit;
         // What wake() and stop() made of the state while the claim ran (read anew: the compiler assumes
         // it is still the CLAIMING set above).
@@ -130,10 +151,27 @@ export class ClaimScheduler {
     return this.#state;
   }
 
-  /** Whether a claim leaving out `leftOut` could only walk the whole queue to find nothing. */
+  /**
+   * What a claim tells of the queue. One that found it short (and no wake-up from outside came meanwhile)
+   * saw every due delivery but those of `leftOut`: only the endpoints it took less of than it found, or
+   * that were handed deliveries back while it ran, may have more. One that found it full adds what it
+   * took less of to what is known.
+   */
+  #learn(short: boolean, leftOut: string[], unfinished: string[]) {
+    if (short) {
+      this.#exhausted = new Set(leftOut);
+      this.#unfinished = new Set([...unfinished, ...this.#handedBackDuringClaim]);
+    } else for (const endpoint of unfinished) this.#unfinished.add(endpoint);
+  }
+
+  /**
+   * Whether a claim leaving out `leftOut` could only walk the whole queue to find nothing. One that leaves
+   * nothing out walks past nothing: it costs a look at the index's head, and an idle worker makes it.
+   */
   #nothingElseDue(leftOut: string[]): boolean {
-    if (this.#exhausted === null || this.#plan.belowMark()) return false;
+    if (this.#exhausted === null || leftOut.length === 0) return false;
     for (const endpoint of this.#exhausted) if (!leftOut.includes(endpoint)) return false;
+    for (const endpoint of this.#unfinished) if (!leftOut.includes(endpoint)) return false;
     return true;
   }
 }

@@ -22,11 +22,12 @@ import type { Metrics } from '../metrics/metrics.ts';
 import { DELIVERIES_CHANNEL } from '../outbox/channel.ts';
 import type { Meter } from '../usage/meter.ts';
 import type { Resolver } from '../webhooks/address-policy.ts';
-import { type ClaimedDelivery, claim, type Run } from './claim.ts';
+import { claim } from './claim.ts';
 import { type Held, HeldRuns } from './held.ts';
 import { type AttemptMetrics, countAttempt, nextState } from './outcome.ts';
 import { LOOKAHEAD_S } from './pacing.ts';
 import { AttemptRecorder } from './recorder.ts';
+import type { ClaimedDelivery, Run } from './run.ts';
 import { ClaimScheduler } from './scheduler.ts';
 import { createSender } from './sender.ts';
 import { signatureHeader, signingKeyCache } from './signing.ts';
@@ -188,7 +189,7 @@ export class DeliveryWorker {
     const token = randomUUID();
     // The claim's transaction reads the database's clock as it begins: this is the same moment here.
     const claimedHere = Date.now();
-    const { runs, due, pushed, nextSlot, claimedAt } = await claim(this.deps.db, {
+    const { runs, due, unfinished, pushed, nextSlot, claimedAt } = await claim(this.deps.db, {
       limit,
       share: this.held.shareOf(this.capacity - this.inFlight - this.held.waitingCount),
       leaseSeconds: this.leaseSeconds,
@@ -200,7 +201,7 @@ export class DeliveryWorker {
     this.startWaiting();
     this.counted(runs, pushed);
     if (nextSlot !== null) this.wakeAt(claimedHere + nextSlot - claimedAt);
-    return { due };
+    return { due, unfinished };
   }
 
   /** Starts waiting runs while send slots are free (held.ts chooses which). */
@@ -241,7 +242,14 @@ export class DeliveryWorker {
     } finally {
       this.inFlight--;
       const left = this.held.finished(held);
-      void this.store.release(deliveries.slice(sent)).catch(() => {});
+      // What it did not send is due again once released: the scheduler hears of it then (a release that
+      // fails leaves the lease to expire, and the poll finds them).
+      const unsent = deliveries.slice(sent);
+      if (unsent.length > 0)
+        void this.store.release(unsent).then(
+          () => this.running && this.scheduler.handedBack(endpoint),
+          () => {},
+        );
       if (deliveries[0]?.lane != null && sent > 0) void this.recorder.flush();
       this.startWaiting();
       if (this.inFlight === 0) this.idle?.();

@@ -1,0 +1,31 @@
+// What a claim hands the worker: runs of leased deliveries, each with everything its send needs.
+
+export interface ClaimedDelivery {
+  project_id: string;
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  /** its ordered lane, or null */
+  lane: string | null;
+  /** attempts made before this one */
+  attempts: number;
+  /**
+   * What is sent: {"id","type","timestamp","data"}, the payload spliced in as the text PostgreSQL gave (no
+   * parse and re-serialise). Made once per event of a claim: a fan-out's deliveries share it.
+   */
+  body: Buffer;
+  event_created_at: Date;
+  url: string;
+  active_secret: Buffer;
+  previous_secret: Buffer | null;
+  /** when to send it (epoch ms, the database's clock): now, or its slot under its endpoint's rate */
+  send_at: number;
+}
+
+/** Deliveries to send one after the other, by one worker: a lane's head and the run behind it, or one. */
+export interface Run {
+  endpointId: string;
+  deliveries: ClaimedDelivery[];
+  /** the database's time at the claim (epoch ms), against which send_at is read */
+  claimedAt: number;
+}
