@@ -50,8 +50,8 @@ export class ClaimScheduler {
   #backlog = false;
   #exhausted: Set<string> | null = null;
   #unfinished = new Set<string>();
-  /** endpoints handed deliveries back while the claim in flight ran (it may not have seen them) */
-  #handedBackDuringClaim = new Set<string>();
+  /** endpoints whose deliveries were handed back while the claim in flight ran (it may not have seen them) */
+  readonly #handedBackDuringClaim = new Set<string>();
   /** wake-ups from outside so far (one during a claim makes what it found out of date) */
   #outsideWakes = 0;
 
@@ -129,7 +129,7 @@ export class ClaimScheduler {
         if (room <= 0 || this.#nothingElseDue(leftOut)) break;
         const limit = Math.min(room, this.#plan.batch);
         const wakes = this.#outsideWakes;
-        this.#handedBackDuringClaim = new Set();
+        this.#handedBackDuringClaim.clear();
         const { due, unfinished } = await this.#plan.claim(limit, leftOut);
         this.#learn(due < limit && wakes === this.#outsideWakes, leftOut, unfinished);
         this.#backlog = due === limit;
@@ -153,9 +153,9 @@ export class ClaimScheduler {
 
   /**
    * What a claim tells of the queue. One that found it short (and no wake-up from outside came meanwhile)
-   * saw every due delivery but those of `leftOut`: only the endpoints it took less of than it found, or
-   * that were handed deliveries back while it ran, may have more. One that found it full adds what it
-   * took less of to what is known.
+   * saw every due delivery but those of `leftOut`: only the endpoints it took less of than it found, and
+   * those whose deliveries were handed back while it ran, may have more. One that found it full adds what
+   * it took less of to what is known.
    */
   #learn(short: boolean, leftOut: string[], unfinished: string[]) {
     if (short) {
