@@ -39,6 +39,12 @@ export function useSession(session: Session, expired: () => void) {
   onExpired = expired;
 }
 
+/**
+ * Told after every change the portal makes (a write that succeeded: a retry, a test event, a recovery, a
+ * pause): what shows deliveries follows it closely for a while (screens/delivery-log.tsx).
+ */
+export const changes = new EventTarget();
+
 export async function call<T>(
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
   path: string,
@@ -57,6 +63,7 @@ export async function call<T>(
     credentials: 'same-origin',
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
   });
+  if (response.ok && method !== 'GET') changes.dispatchEvent(new Event('change'));
   if (response.status === 204) return undefined as T;
   const text = await response.text();
   let body: unknown = {};

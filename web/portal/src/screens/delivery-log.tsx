@@ -1,13 +1,20 @@
 // An endpoint's delivery log, newest first: each delivery's state as a badge, its last answer, its
 // attempts (numbered as the API numbers them), when it is tried next and why it waits, and Retry for a
-// dead one or one waiting for its next try. Refreshed every two seconds; loaded further as it scrolls.
+// dead one or one waiting for its next try. Refreshed every two seconds, and every half second for ten
+// seconds after a change the portal made (a retry, a test event, a recovery): what it sent is seen
+// arriving. Loaded further as it scrolls.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { call, type Deliveries } from '../api.ts';
+import { call, changes, type Deliveries } from '../api.ts';
 import { type MessageKey, useLocale } from '../i18n/index.ts';
 import { follow } from '../router.ts';
 import { DeliveryBadge, Failure, StateSelect, useActionKeys } from './common.tsx';
 
 type Delivery = Deliveries['data'][number];
+
+/** How often the log is read again; after a change, how closely, and for how long. */
+const POLL_MS = 2000;
+const FOLLOW_POLL_MS = 500;
+const FOLLOW_MS = 10_000;
 
 export function DeliveryLog({ endpointId }: { endpointId: string }) {
   const { t } = useLocale();
@@ -29,14 +36,30 @@ export function DeliveryLog({ endpointId }: { endpointId: string }) {
       setCursor((known) => known ?? page.nextCursor);
       setFailure(undefined);
     }, setFailure);
-  // The newest page again every two seconds, merged over what is shown, so a test event is seen arriving.
-  // A failed poll says so (and the next one clears it); it never ends as an unhandled rejection.
+  // The newest page again, merged over what is shown: every two seconds, and closely after a change. A
+  // failed poll says so (and the next one clears it); it never ends as an unhandled rejection.
   useEffect(() => {
     setRows(undefined);
     setCursor(null);
     void refresh();
-    const timer = setInterval(refresh, 2000);
-    return () => clearInterval(timer);
+    let last = Date.now();
+    let followUntil = 0;
+    const timer = setInterval(() => {
+      const now = Date.now();
+      if (now - last < (now < followUntil ? FOLLOW_POLL_MS : POLL_MS)) return;
+      last = now;
+      void refresh();
+    }, FOLLOW_POLL_MS);
+    const follow = () => {
+      followUntil = Date.now() + FOLLOW_MS;
+      last = Date.now();
+      void refresh();
+    };
+    changes.addEventListener('change', follow);
+    return () => {
+      clearInterval(timer);
+      changes.removeEventListener('change', follow);
+    };
   }, [endpointId, filter]);
   const loadMore = () => {
     if (!cursor) return;
@@ -99,7 +122,7 @@ export function DeliveryLog({ endpointId }: { endpointId: string }) {
           </thead>
           <tbody>
             {rows.map((delivery) => (
-              <Row key={delivery.id} delivery={delivery} onRetried={refresh} />
+              <Row key={delivery.id} delivery={delivery} />
             ))}
           </tbody>
         </table>
@@ -113,7 +136,8 @@ export function DeliveryLog({ endpointId }: { endpointId: string }) {
   );
 }
 
-function Row({ delivery, onRetried }: { delivery: Delivery; onRetried: () => void }) {
+/** A delivery's line; its Retry is a change, which the log follows (`changes`). */
+function Row({ delivery }: { delivery: Delivery }) {
   const { t, date } = useLocale();
   const [failure, setFailure] = useState<unknown>();
   const [pending, setPending] = useState(false);
@@ -125,7 +149,6 @@ function Row({ delivery, onRetried }: { delivery: Delivery; onRetried: () => voi
     try {
       await call('POST', `/core/v1/deliveries/${delivery.id}/retry`, { idempotencyKey: keys.of('retry') });
       keys.settle('retry');
-      onRetried();
     } catch (error) {
       keys.settle('retry', error);
       setFailure(error);
