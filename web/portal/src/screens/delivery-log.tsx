@@ -50,15 +50,15 @@ export function DeliveryLog({ endpointId }: { endpointId: string }) {
       last = now;
       void refresh();
     }, FOLLOW_POLL_MS);
-    const follow = () => {
+    const followChange = () => {
       followUntil = Date.now() + FOLLOW_MS;
       last = Date.now();
       void refresh();
     };
-    changes.addEventListener('change', follow);
+    changes.addEventListener('change', followChange);
     return () => {
       clearInterval(timer);
-      changes.removeEventListener('change', follow);
+      changes.removeEventListener('change', followChange);
     };
   }, [endpointId, filter]);
   const loadMore = () => {
