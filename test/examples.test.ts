@@ -73,7 +73,9 @@ await run('notify', (capability) => ({
   NOTIFY_PROVIDER_URL: `http://127.0.0.1:${(provider.address() as AddressInfo).port}`,
   NOTIFY_DATABASE_URL: notifyDatabase,
   NOTIFY_BREAKER_REPORT_MS: '200',
-  NOTIFY_BREAKER_RESET_MS: '1000',
+  // Open for 4 s: longer than a report's interval and health's cached read (1 s) together, with room for a
+  // loaded machine, so health is sure to read the open breaker before it half-opens.
+  NOTIFY_BREAKER_RESET_MS: '4000',
   NOTIFY_INSTANCE: 'notify-1',
 }));
 const ai = await run('ai', (capability) => ({
