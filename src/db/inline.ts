@@ -12,34 +12,42 @@ export function inline(config: pg.QueryConfig): string {
   return config.text.replace(/\$(\d+)/g, (_, n: string) => literal(values[Number(n) - 1]));
 }
 
-/** Named statements prepared with SQL PREPARE on each connection (name → text); they live as long as it does. */
-const preparedOn = new WeakMap<pg.ClientBase, Map<string, string>>();
+/** Named statements prepared with SQL PREPARE on each connection, by name; they live as long as it does. */
+const preparedOn = new WeakMap<pg.ClientBase, Map<string, { text: string; execute: string }>>();
 
 /**
  * A named statement as an EXECUTE of a statement prepared on this connection, with its values as
  * literals: it shares a query string as `inline` does, but PostgreSQL plans it once per connection rather
  * than on every call (a planned publish cost as much as its execution). The first use on a connection
  * prepares it, in a round trip of its own. Unnamed statements are inlined.
+ *
+ * The string is built by concatenation, not joined: V8 keeps it as a rope until pg encodes the whole
+ * query string, so a value's text is copied once there rather than once per join on the way (a group
+ * commit joins its statements again).
  */
 export async function executable(client: pg.ClientBase, config: pg.QueryConfig): Promise<string> {
   if (!config.name) return inline(config);
-  // Prefixed: pg's own named statements (protocol-level) share the connection's namespace.
-  const name = pg.escapeIdentifier(`inline:${config.name}`);
   let prepared = preparedOn.get(client);
   if (!prepared) {
     prepared = new Map();
     preparedOn.set(client, prepared);
   }
-  const text = prepared.get(name);
-  if (text === undefined) {
+  let statement = prepared.get(config.name);
+  if (statement === undefined) {
+    // Prefixed: pg's own named statements (protocol-level) share the connection's namespace.
+    const name = pg.escapeIdentifier(`inline:${config.name}`);
     await client.query(`prepare ${name} as ${config.text}`);
-    prepared.set(name, config.text);
-  } else if (text !== config.text) {
+    statement = { text: config.text, execute: `execute ${name}` };
+    prepared.set(config.name, statement);
+  } else if (statement.text !== config.text) {
     // As pg refuses for its own named statements: one name would otherwise run another statement.
     throw new Error(`the statement name ${config.name} is used for two different statements`);
   }
   const values = config.values ?? [];
-  return values.length ? `execute ${name}(${values.map(literal).join(', ')})` : `execute ${name}`;
+  if (values.length === 0) return statement.execute;
+  let text = `${statement.execute}(${literal(values[0])}`;
+  for (let i = 1; i < values.length; i++) text += `, ${literal(values[i])}`;
+  return `${text})`;
 }
 
 /** A value as an untyped SQL literal (test/inline.test.ts holds it to what pg sends as a parameter). */

@@ -19,6 +19,13 @@ import type pg from 'pg';
 import { pgCode, type SoleWrite } from '../db/database.ts';
 import { type Claim, cutoffOf, type Recorded } from './store.ts';
 
+/**
+ * Texts of named sole statements, by name. A name stands for one text (inline.ts refuses two), so each is
+ * built once: a publish's is 2 KB, and the same string each time is compared by identity, not read, when
+ * it is executed as the statement prepared under its name.
+ */
+const texts = new Map<string, string>();
+
 /** The sole write as the one statement that also claims its key and records its answer. */
 export function soleStatement(
   write: SoleWrite,
@@ -27,14 +34,31 @@ export function soleStatement(
   recorded: Recorded,
 ): pg.QueryConfig {
   const values = [...write.values];
+  for (const statement of along) values.push(...(statement.values ?? []));
+  const { notify } = write;
+  values.push(claim.projectId, claim.key, recorded.fingerprint, recorded.status, recorded.sealedBody);
+  values.push(claim.now, cutoffOf(claim.now), ...(notify ? [notify.channel, notify.payload] : []));
+  const names = [write.name, ...along.map((statement) => statement.name)];
+  // Named only when every part is: a part without a name may change from call to call.
+  const name = names.every(Boolean) ? `sole:${names.join('+')}${notify ? ':notify' : ''}` : undefined;
+  let text = name === undefined ? undefined : texts.get(name);
+  if (text === undefined) {
+    text = soleText(write, along);
+    if (name !== undefined) texts.set(name, text);
+  }
+  return { name, text, values };
+}
+
+/** The statement's text: the write's CTEs, the statements sent along, the record, then the claim and the check. */
+function soleText(write: SoleWrite, along: pg.QueryConfig[]): string {
+  let count = write.values.length;
   const ctes = [write.ctes];
   for (const [i, statement] of along.entries()) {
-    ctes.push(`along_${i} as (${shiftParameters(statement.text, values.length)})`);
-    values.push(...(statement.values ?? []));
+    ctes.push(`along_${i} as (${shiftParameters(statement.text, count)})`);
+    count += statement.values?.length ?? 0;
   }
-  const $ = (n: number) => `$${values.length + n}`;
-  const tail = [claim.projectId, claim.key, recorded.fingerprint, recorded.status, recorded.sealedBody];
-  const text = `with ${ctes.join(',\n')},
+  const $ = (n: number) => `$${count + n}`;
+  return `with ${ctes.join(',\n')},
   record as (
     insert into idempotency_keys (project_id, key, fingerprint, status, sealed_body, created_at)
     values (${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}, ${$(6)})
@@ -44,15 +68,6 @@ select case when not pg_try_advisory_xact_lock(hashtextextended(${$(1)}::uuid::t
             then idempotency_claim(${$(1)}, ${$(2)}, ${$(7)}) end,
        case when (${write.check}) is not true then sole_write_missed() end
        ${write.notify ? `, pg_notify(${$(8)}, ${$(9)})` : ''}`;
-  const { notify } = write;
-  values.push(...tail, claim.now, cutoffOf(claim.now), ...(notify ? [notify.channel, notify.payload] : []));
-  const names = [write.name, ...along.map((statement) => statement.name)];
-  return {
-    // Named only when every part is: a part without a name may change from call to call.
-    name: names.every(Boolean) ? `sole:${names.join('+')}${write.notify ? ':notify' : ''}` : undefined,
-    text,
-    values,
-  };
 }
 
 /** Whether the sole write raised because its effect was not what was foreseen: nothing changed. */
