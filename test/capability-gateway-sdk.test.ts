@@ -1,6 +1,7 @@
 // The SDK's side of the gateway and of breakers, against a real service: a request the gateway forwarded
 // is verified with the capability's signing secrets (both during a rotation), and anything changed, stale
-// or signed with another secret is refused; a reporter sends an opossum-shaped breaker's state.
+// or signed with another secret is refused; a reporter sends an opossum-shaped breaker's state, and a
+// started one sends a change as soon as it sees it.
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -116,5 +117,33 @@ describe('@platform-core/capability and the gateway', () => {
       (await read()).map((r: { state: string }) => r.state),
       ['half_open'],
     );
+  });
+
+  test('a started reporter sends a change when it sees it, not at its next interval', async (t) => {
+    const breaker = { opened: false, halfOpen: false };
+    const platform = new Capability({ apiKey: capability.key, baseUrl: service.baseUrl });
+    const errors: unknown[] = [];
+    const reporter = platform
+      .breakerReporter({
+        instance: 'sdk-2',
+        breakers: { mailer: breaker },
+        intervalMs: 600_000,
+        watchMs: 50,
+        onError: (error) => errors.push(error),
+      })
+      .start();
+    t.after(() => reporter.stop());
+    const stateOf = async () => {
+      const { body } = await service.request('GET', '/admin/v1/capabilities/sdkgw', { key: operator.key });
+      return body.breakerReports.find((r: { instance: string }) => r.instance === 'sdk-2')?.state;
+    };
+    await eventually(async () => (await stateOf()) === 'closed', 5000);
+    breaker.opened = true;
+    // The interval is ten minutes: only the watch can send it within the wait.
+    await eventually(async () => (await stateOf()) === 'open', 5000);
+    breaker.opened = false;
+    breaker.halfOpen = true;
+    await eventually(async () => (await stateOf()) === 'half_open', 5000);
+    assert.deepEqual(errors, []);
   });
 });

@@ -125,7 +125,7 @@ export class Capability {
     return outcome.result;
   }
 
-  /** Reports this instance's circuit breakers every 10 s (call start() on the reporter). */
+  /** Reports this instance's circuit breakers every 10 s and on each change (call start() on the reporter). */
   breakerReporter(options: BreakerReporterOptions): BreakerReporter {
     return new BreakerReporter(this.#transport, options);
   }
