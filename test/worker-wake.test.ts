@@ -1,13 +1,14 @@
 // A worker in another process is woken by a NOTIFY that each writing request sends after its commit
 // (src/outbox/wake.ts), not by one in its statement. Here the worker shares no in-process signal with
 // the API and polls once a minute: only the notification can bring the deliveries out within seconds.
+// So too with what a stopping worker held and never started: it hands them back and says so.
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { after, describe, test } from 'node:test';
 import { DeliveryWorker } from '../src/delivery/worker.ts';
 import { DELIVERIES_CHANNEL } from '../src/outbox/channel.ts';
 import { startService } from './helpers/app.ts';
-import { eventually, startReceiver } from './helpers/receiver.ts';
+import { type Answer, eventually, startReceiver } from './helpers/receiver.ts';
 
 const service = await startService({ env: { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1' } });
 const tenant = await service.tenant();
@@ -20,20 +21,20 @@ const stopListening = await service.db.listen(DELIVERIES_CHANNEL, () => heard++)
 after(() => stopListening());
 
 /** A worker as if in another process: no in-process signal from the API, and a poll once a minute. */
-async function workerElsewhere() {
+async function workerElsewhere(config: Partial<typeof service.context.config> = {}) {
   const worker = new DeliveryWorker({
     ...service.context,
     signals: new EventEmitter<{ deliveries: [] }>(),
-    config: { ...service.context.config, webhookAllowPrivate: true, workerPollMs: 60_000 },
+    config: { ...service.context.config, webhookAllowPrivate: true, workerPollMs: 60_000, ...config },
   });
   await worker.start();
   return worker;
 }
 
 /** A project of its own with one endpoint, at a receiver of its own, subscribed to `type`. */
-async function subscribed(type: string) {
+async function subscribed(type: string, answer?: Answer) {
   const other = await service.tenant();
-  const receiver = await startReceiver();
+  const receiver = await startReceiver(answer);
   const endpoint = await service.request('POST', '/core/v1/webhook-endpoints', {
     key: other.key,
     body: { url: receiver.url, eventTypes: [type] },
@@ -114,5 +115,40 @@ describe('waking the workers after a commit', () => {
     await new Promise((resolve) => setTimeout(resolve, 300)); // any later ones, for the upper bound
     const count = heard - before;
     assert.ok(count >= 1 && count <= 40, `${count} notifications for 40 publishes`);
+  });
+
+  test('what a stopping worker held and never sent, another worker sends at once', async () => {
+    // The first send takes a second, so the stopping worker still holds the other, unstarted.
+    const { other, receiver } = await subscribed('pay.payout.paid', (_, index, response) =>
+      setTimeout(() => response.writeHead(204).end(), index === 0 ? 1000 : 0),
+    );
+    for (const i of [1, 2]) {
+      const published = await service.request('POST', '/core/v1/events', {
+        key: other.key,
+        body: { type: 'pay.payout.paid', data: { i } },
+        headers: { 'idempotency-key': `held-${i}` },
+      });
+      assert.equal(published.status, 202);
+    }
+    const workers: DeliveryWorker[] = [];
+    try {
+      // One send at a time, so one endpoint's claim takes two: one to send, one to wait (held.ts).
+      const stopping = await workerElsewhere({ workerConcurrency: 1 });
+      workers.push(stopping);
+      const leased = async () => {
+        const { rows } = await service.db.query<{ n: number }>(
+          'select count(*)::int as n from delivery_queue where project_id = $1 and lease_holder = $2',
+          [other.projectId, stopping.lockKey],
+        );
+        return rows[0]?.n;
+      };
+      await eventually(async () => (await leased()) === 2, 5_000, 'both leased by the stopping worker');
+      workers.push(await workerElsewhere()); // finds nothing due, and polls once a minute
+      await stopping.stop(); // after its one send in flight
+      // Only the stopping worker's notification can bring the other to the second one now.
+      await receiver.waitFor(2, 5_000);
+    } finally {
+      for (const worker of workers) await worker.stop();
+    }
   });
 });

@@ -331,9 +331,15 @@ export class DeliveryWorker {
     clearTimeout(this.slotWake?.timer);
     this.deps.signals?.off('deliveries', this.onSignal);
     await this.stopListening?.();
-    // Claimed deliveries that never started go back at once rather than waiting out their lease.
+    // Claimed deliveries that never started go back at once rather than waiting out their lease, and the
+    // other workers hear of them now rather than at their next poll (a rolling deploy stops every worker
+    // in turn). A release or notification that fails leaves them to the lease and the poll.
     const unstarted = this.held.dropWaiting().flatMap((held) => held.run.deliveries);
-    await this.store.release(unstarted).catch(() => {});
+    if (unstarted.length > 0)
+      await this.store
+        .release(unstarted)
+        .then(() => this.deps.db.notify(DELIVERIES_CHANNEL, ''))
+        .catch(() => {});
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));
     await this.recorder.flush();
     await this.store.forgetWorker(this.id).catch(() => {});
