@@ -20,9 +20,11 @@ import { pgCode, type SoleWrite } from '../db/database.ts';
 import { type Claim, cutoffOf, type Recorded } from './store.ts';
 
 /**
- * Texts of named sole statements, by name. A name stands for one text (inline.ts refuses two), so each is
- * built once: a publish's is 2 KB, and the same string each time is compared by identity, not read, when
- * it is executed as the statement prepared under its name.
+ * Texts of named sole statements, by name, each built once: a publish's is 2 KB, and the same string each
+ * time is compared by identity, not read, when it is executed as the statement prepared under its name.
+ * A name must stand for one text, as for every named statement; inline.ts refuses a second text under a
+ * name, but one given here would go unseen (the first is used), so only writes whose text is fixed are
+ * named (the stores' `…-sole` writes).
  */
 const texts = new Map<string, string>();
 
