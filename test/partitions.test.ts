@@ -351,7 +351,20 @@ describe('the history keeps working for a worker', () => {
       });
     }
     clock.set(new Date());
-    await receiver.waitFor(4);
+    // Once, in a whole run of the suite, one of the four had not arrived after 20 s (a first attempt that
+    // timed out, 15 s, and its retry 5 s on would fit): if it comes again, the failure says what each was.
+    await receiver.waitFor(4).catch(async (error: Error) => {
+      const { rows } = await service.db.query(
+        `select d.event_created_at, ${stateOf('d', 'q')} as state, q.next_attempt_at, q.lease_until,
+                (select json_agg(json_build_object('at', a.started_at, 'ms', a.duration_ms, 'status', a.status_code,
+                                                   'error', a.error)) from delivery_attempts a
+                  where a.delivery_id = d.id and a.event_created_at = d.event_created_at) as attempts
+           from deliveries d left join delivery_queue q on q.delivery_id = d.id
+          where d.project_id = $1`,
+        [tenant.projectId],
+      );
+      throw new Error(`${error.message}: ${JSON.stringify(rows)}`);
+    });
     await eventually(async () => {
       const { rows } = await service.db.query(
         `select count(*)::int as n from deliveries d join delivery_attempts a
