@@ -155,8 +155,8 @@ export const deliveryStore = (db: Db) => ({
    * (delivery-log/state.ts). recordOutcomes writes the same for them, with every other outcome's branches
    * besides: this costs PostgreSQL about half as much per delivery (docs/decisions/appended-delivered.md).
    * Those whose queue row it did not find are left to recordOutcomes. The ids of those it recorded: the
-   * rest of what the recorder needs of them is in the batch already, and a row each of four columns more
-   * was 0.6 KB more for the worker to read per delivery.
+   * rest of what the recorder needs of them is in the batch already (five columns more a row were 0.3-0.4
+   * KB more for the worker to read per delivery).
    */
   async appendDelivered(batch: Completion[]): Promise<string[]> {
     if (batch.length === 0) return [];
