@@ -2,10 +2,15 @@
 // project with one endpoint (the common case: an event to one endpoint), `serve` alone (no worker: this
 // is the publish path, the deliveries wait in the queue). Each round writes 20,000 events, 32 in flight,
 // into tables emptied before it: through the API (POST /core/v1/events with an idempotency key), as plain
-// SQL of the same rows (the event, the delivery's history and queue rows, the idempotency record), and as
-// the service's own statement sent from the raw loop (the ceiling the API can approach). Beside the
-// ratios, CPU per event of `serve` and of PostgreSQL.
+// SQL of the same rows (the event, the delivery's history and queue rows, the idempotency record), as
+// the service's own statement sent from the raw loop (the ceiling the API can approach), and as the plain
+// rows behind a bare HTTP server (what HTTP alone costs here). Beside the ratios, CPU per event of the
+// HTTP server, of PostgreSQL and of the load, and the ratio the machine's cores would allow if they were
+// the only limit (every process shares them).
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { parseKeyring, seal } from '../src/crypto.ts';
 import {
@@ -15,9 +20,12 @@ import {
   errorsOf,
   type Figure,
   type Measure,
+  median,
   platformEnv,
+  ROOT,
   ratioFigureWith,
   runLoad,
+  spawnNode,
   startPlatform,
 } from './lib.ts';
 import { postgresCpu, processCpu } from './peers/cpu.ts';
@@ -29,11 +37,19 @@ const CONNECTIONS = 32;
 const DATA = { order: 'x'.repeat(1000) }; // ~1 KiB of JSON, as scale's and delivery-throughput's
 const TYPE = 'bench.publish.made';
 
-interface Round extends Measure {
-  /** µs of CPU per event */
-  serve: number;
-  postgres: number;
+interface Load extends Measure {
+  /** the load's own CPU, µs per event */
+  cpuUs: number;
 }
+
+interface Round extends Measure {
+  /** µs of CPU per event: the HTTP server's (none for a raw loop), PostgreSQL's, the load's */
+  server: number;
+  postgres: number;
+  load: number;
+}
+
+const cpuOf = (r: Round) => r.server + r.postgres + r.load;
 
 export async function publish(databaseUrl: string): Promise<BenchResult> {
   await migrated(databaseUrl);
@@ -49,37 +65,47 @@ export async function publish(databaseUrl: string): Promise<BenchResult> {
     [tenant.projectId, endpointId, TYPE, secret],
   );
   const service = await startPlatform('serve', platformEnv(databaseUrl));
+  const bare = await startBare({
+    url: databaseUrl,
+    projectId: tenant.projectId,
+    endpointId,
+    connections: CONNECTIONS,
+  });
   const postgres = await postgresCpu(databaseUrl);
-  const servePid = service.child.pid as number;
 
   /** A round of `write`, after emptying what the last one wrote, with the CPU it took per event. */
-  const round = (write: () => Promise<Measure>) => async (): Promise<Round> => {
+  const round = (write: () => Promise<Load>, serverPid?: number) => async (): Promise<Round> => {
     await client.query(
       'truncate delivery_attempts, delivery_queue, deliveries, event_subjects, events, idempotency_keys',
     );
-    const before = { serve: processCpu(servePid), postgres: postgres() };
+    const server = () => (serverPid ? processCpu(serverPid) : 0);
+    const before = { server: server(), postgres: postgres() };
     const measured = await write();
     const perEvent = (after: number, was: number) => (after - was) / EVENTS;
     return {
       ...measured,
-      serve: perEvent(processCpu(servePid), before.serve),
+      server: perEvent(server(), before.server),
       postgres: perEvent(postgres(), before.postgres),
+      load: measured.cpuUs,
     };
   };
-  const api = round(() =>
-    runLoad<Measure>('publish.ts', {
-      baseUrl: service.baseUrl,
-      keys: [tenant.key],
-      types: [TYPE],
-      total: EVENTS,
-      connections: CONNECTIONS,
-      prefix: randomUUID(),
-      data: DATA,
-    }),
-  );
+  const http = (baseUrl: string, pid: number) =>
+    round(
+      () =>
+        runLoad<Load>('publish.ts', {
+          baseUrl,
+          keys: [tenant.key],
+          types: [TYPE],
+          total: EVENTS,
+          connections: CONNECTIONS,
+          prefix: randomUUID(),
+          data: DATA,
+        }),
+      pid,
+    );
   const sql = (mode: 'rows' | 'statement') =>
     round(() =>
-      runLoad<Measure>('publish-sql.ts', {
+      runLoad<Load>('publish-sql.ts', {
         url: databaseUrl,
         mode,
         projectId: tenant.projectId,
@@ -97,12 +123,16 @@ export async function publish(databaseUrl: string): Promise<BenchResult> {
     const cases = [
       {
         name: `${EVENTS} events published through the API vs the same rows from a raw SQL loop (c=${CONNECTIONS})`,
-        subject: api,
+        subject: http(service.baseUrl, service.child.pid as number),
         target: 0.6,
       },
       {
         name: `reference: the service's publish statement from a raw loop vs the same rows (c=${CONNECTIONS})`,
         subject: sql('statement'),
+      },
+      {
+        name: `reference: the same rows behind a bare HTTP server vs from the raw loop (c=${CONNECTIONS})`,
+        subject: http(bare.baseUrl, bare.pid),
       },
     ];
     for (const { name, subject, target } of cases) {
@@ -111,8 +141,15 @@ export async function publish(databaseUrl: string): Promise<BenchResult> {
         ratioFigureWith(
           name,
           rounds,
-          { serveCpuUs: (r) => r.serve, postgresCpuUs: (r) => r.postgres },
-          { target, notes: 'rate: events written a second; p50/p99: a write, ms; CPU: µs per event' },
+          { serverCpuUs: (r) => r.server, postgresCpuUs: (r) => r.postgres, loadCpuUs: (r) => r.load },
+          {
+            target,
+            notes: [
+              'rate: events written a second; p50/p99: a write, ms; CPU: µs per event',
+              `bound by CPU: ${median(rounds.map((r) => cpuOf(r.baseline) / cpuOf(r.subject))).toFixed(2)}`,
+              '(the ratio if the cores, which every process shares, were the only limit)',
+            ].join('\n    '),
+          },
         ),
       );
       const e = errorsOf(rounds);
@@ -122,6 +159,21 @@ export async function publish(databaseUrl: string): Promise<BenchResult> {
   } finally {
     await client.end();
     await service.stop();
+    await bare.stop();
   }
   return { name: 'publish', figures, checks: [], errors };
+}
+
+/** The bare HTTP server of the plain rows (load/publish-bare.ts), its configuration in a temporary file. */
+async function startBare(config: {
+  url: string;
+  projectId: string;
+  endpointId: string;
+  connections: number;
+}) {
+  const file = path.join(tmpdir(), `bench-bare-${randomUUID()}.json`);
+  writeFileSync(file, JSON.stringify(config));
+  const child = spawnNode(path.join(ROOT, 'bench/load/publish-bare.ts'), [file]);
+  const baseUrl = await child.waitFor(/listening on (http:\/\/\S+)/);
+  return { baseUrl, pid: child.child.pid as number, stop: () => child.stop() };
 }

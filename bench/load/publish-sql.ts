@@ -1,16 +1,16 @@
 // The baselines of the publish path: `total` events written from a raw pg loop, `connections` at a time,
-// with no HTTP and no service work, each to the one endpoint given. `rows`: the rows a publish leaves
-// (the event, its delivery's history row and queue row, and the idempotency record of its answer) in one
-// plain statement, as a hand-written outbox would write them. `statement`: the service's own statement
-// for them (the sole write: the key's claim, the endpoints found by type, the checks), the ceiling the
-// service can approach. Prints the rate, the p50 and p99 of a write, and the failed ones.
+// with no HTTP and no service work, each to the one endpoint given. `rows`: the plain rows a publish
+// leaves (publish-rows.ts). `statement`: the service's own statement for them (the sole write: the key's
+// claim, the endpoints found by type, the checks), the ceiling the service can approach. Prints the rate,
+// the p50 and p99 of a write, the failed ones, and this loop's own CPU per event.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { eventStore } from '../../src/events/store.ts';
 import { soleStatement } from '../../src/idempotency/sole.ts';
 import { newId } from '../../src/partitions/ids.ts';
-import { summary } from './summary.ts';
+import { rowsStatement, SEALED_BODY } from './publish-rows.ts';
+import { cpuPerOperation, summary } from './summary.ts';
 
 const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
   url: string;
@@ -23,40 +23,18 @@ const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
   data: unknown;
 };
 const data = JSON.stringify(config.data);
-// As long as a publish's sealed answer: {"eventId":…,"deliveries":1} (65 bytes) and 33 of seal (crypto.ts).
-const SEALED_BODY = 98;
-const ROWS = `with event as (
-    insert into events (project_id, id, type, data, created_at) values ($1, $2, $3, $4, $5)
-  ), delivery as (
-    insert into deliveries (project_id, id, event_id, event_created_at, endpoint_id, kind, created_at)
-    values ($1, $6, $2, $5, $7, 'dispatch', now())
-  ), queued as (
-    insert into delivery_queue (delivery_id, project_id, event_id, event_created_at, endpoint_id)
-    values ($6, $1, $2, $5, $7)
-  )
-  insert into idempotency_keys (project_id, key, fingerprint, status, sealed_body, created_at)
-  values ($1, $8, $9, 202, $10, now())`;
-
 /** One event and its delivery, written as `mode` says. */
 function write(client: pg.PoolClient, key: string): pg.QueryConfig {
+  if (config.mode === 'rows') return rowsStatement(config, config.type, data, key).query;
   const now = new Date();
-  const id = newId(now);
-  const fingerprint = randomBytes(32);
-  const sealedBody = randomBytes(SEALED_BODY);
   const { projectId, type } = config;
-  if (config.mode === 'rows') {
-    return {
-      name: 'publish-rows',
-      text: ROWS,
-      values: [projectId, id, type, data, now, newId(now), config.endpointId, key, fingerprint, sealedBody],
-    };
-  }
-  const event = { projectId, id, type, data, subjectHmacs: [] };
+  const event = { projectId, id: newId(now), type, data, subjectHmacs: [] };
+  const fingerprint = randomBytes(32);
   return soleStatement(
     eventStore(client).insertSole(event, 1, null),
     [],
     { projectId, key, fingerprint, now },
-    { fingerprint, status: 202, sealedBody },
+    { fingerprint, status: 202, sealedBody: randomBytes(SEALED_BODY) },
   );
 }
 
@@ -66,6 +44,7 @@ const latencies: number[] = [];
 let next = 0;
 let errors = 0;
 const started = performance.now();
+const cpu = process.cpuUsage();
 await Promise.all(
   Array.from({ length: config.connections }, async () => {
     const client = await pool.connect();
@@ -83,4 +62,6 @@ await Promise.all(
 );
 const seconds = (performance.now() - started) / 1000;
 await pool.end();
-console.log(JSON.stringify(summary(latencies, errors, seconds)));
+console.log(
+  JSON.stringify({ ...summary(latencies, errors, seconds), cpuUs: cpuPerOperation(cpu, config.total) }),
+);

@@ -1,9 +1,10 @@
 // Publishes `total` events through the API (closed loop: `connections` requests in flight, each sent when
 // one is answered). Request n uses key n mod keys (so many projects take turns, as their products would)
 // and the type ⌊n / keys⌋ mod types (so each project's endpoints take turns); each has an idempotency key
-// of its own. Prints the rate of answers, their p50 and p99, and the failed ones.
+// of its own. Prints the rate of answers, their p50 and p99, the failed ones, and its own CPU per event.
 import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
+import { cpuPerOperation } from './summary.ts';
 
 const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
   baseUrl: string;
@@ -46,6 +47,7 @@ async function publisher() {
 }
 
 const started = performance.now();
+const cpu = process.cpuUsage();
 await Promise.all(Array.from({ length: config.connections }, publisher));
 const seconds = (performance.now() - started) / 1000;
 await api.close();
@@ -58,5 +60,6 @@ console.log(
     p99: at(0.99),
     errors,
     total: config.total,
+    cpuUs: cpuPerOperation(cpu, config.total),
   }),
 );

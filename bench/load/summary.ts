@@ -9,3 +9,9 @@ export function summary(latencies: number[], errors: number, duration: number) {
     total: sorted.length + errors,
   };
 }
+
+/** This process's CPU (user and system) since `start`, in µs per operation. */
+export function cpuPerOperation(start: NodeJS.CpuUsage, operations: number) {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / Math.max(1, operations);
+}
