@@ -90,11 +90,15 @@ export function platformEnv(databaseUrl: string, extra: Record<string, string> =
   };
 }
 
-export async function startPlatform(command: 'start' | 'serve' | 'worker', env: Record<string, string>) {
-  // As `npm start` and `npx platform` run it; BENCH_CPU_PROF=dir writes a V8 CPU profile of each.
+/** Node's flags for a process a benchmark measures: BENCH_CPU_PROF=dir writes a V8 CPU profile of each. */
+export function profiled(): string[] {
   const profile = globalThis.process.env.BENCH_CPU_PROF;
-  const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
-  const process = spawnNode(BIN, [command], env, flags);
+  return profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+}
+
+export async function startPlatform(command: 'start' | 'serve' | 'worker', env: Record<string, string>) {
+  // As `npm start` and `npx platform` run it.
+  const process = spawnNode(BIN, [command], env, profiled());
   const baseUrl = command === 'worker' ? '' : await process.waitFor(LISTENING);
   if (command === 'worker') await process.waitFor(/delivery worker \S+ running/);
   return { ...process, baseUrl };

@@ -22,6 +22,7 @@ import {
   type Measure,
   median,
   platformEnv,
+  profiled,
   ROOT,
   ratioFigureWith,
   runLoad,
@@ -173,7 +174,7 @@ async function startBare(config: {
 }) {
   const file = path.join(tmpdir(), `bench-bare-${randomUUID()}.json`);
   writeFileSync(file, JSON.stringify(config));
-  const child = spawnNode(path.join(ROOT, 'bench/load/publish-bare.ts'), [file]);
+  const child = spawnNode(path.join(ROOT, 'bench/load/publish-bare.ts'), [file], {}, profiled());
   const baseUrl = await child.waitFor(/listening on (http:\/\/\S+)/);
   return { baseUrl, pid: child.child.pid as number, stop: () => child.stop() };
 }
