@@ -8,7 +8,7 @@
 // HTTP server, of PostgreSQL and of the load, and the ratio the machine's cores would allow if they were
 // the only limit (every process shares them).
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -175,6 +175,8 @@ async function startBare(config: {
   const file = path.join(tmpdir(), `bench-bare-${randomUUID()}.json`);
   writeFileSync(file, JSON.stringify(config));
   const child = spawnNode(path.join(ROOT, 'bench/load/publish-bare.ts'), [file], {}, profiled());
-  const baseUrl = await child.waitFor(/listening on (http:\/\/\S+)/);
+  const baseUrl = await child
+    .waitFor(/listening on (http:\/\/\S+)/)
+    .finally(() => rmSync(file, { force: true }));
   return { baseUrl, pid: child.child.pid as number, stop: () => child.stop() };
 }
