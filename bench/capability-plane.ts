@@ -13,18 +13,14 @@ import {
   platformEnv,
   ratioFigure,
   runLoad,
-  spawnNode,
+  startBaseline,
 } from './lib.ts';
 
 const ROUNDS = 5;
 const DURATION = 4;
 
 /** A bare node:http server answering `body` on any path (the upstream, and the capabilities' erasure). */
-async function upstream(body: string) {
-  const server = spawnNode(new URL('baselines/http-json.ts', import.meta.url).pathname, [body]);
-  const url = await server.waitFor(/listening on (http:\/\/\S+)/);
-  return { url, stop: () => server.stop() };
-}
+const upstream = (body: string) => startBaseline('http-json.ts', [body]);
 
 /** Registers a capability as an operator does (the CLI) and puts its manifest with its key. */
 async function register(

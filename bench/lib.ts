@@ -91,9 +91,16 @@ export function platformEnv(databaseUrl: string, extra: Record<string, string> =
 }
 
 /** Node's flags for a process a benchmark measures: BENCH_CPU_PROF=dir writes a V8 CPU profile of each. */
-export function profiled(): string[] {
+function profiled(): string[] {
   const profile = globalThis.process.env.BENCH_CPU_PROF;
   return profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+}
+
+/** A bare server of bench/baselines, started with `args`: its address, its pid, and its stop. */
+export async function startBaseline(script: string, args: string[]) {
+  const server = spawnNode(path.join(ROOT, 'bench/baselines', script), args, {}, profiled());
+  const url = await server.waitFor(/listening on (http:\/\/\S+)/);
+  return { url, pid: server.child.pid as number, stop: () => server.stop() };
 }
 
 export async function startPlatform(command: 'start' | 'serve' | 'worker', env: Record<string, string>) {

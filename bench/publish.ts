@@ -22,11 +22,9 @@ import {
   type Measure,
   median,
   platformEnv,
-  profiled,
-  ROOT,
   ratioFigureWith,
   runLoad,
-  spawnNode,
+  startBaseline,
   startPlatform,
 } from './lib.ts';
 import { postgresCpu, processCpu } from './peers/cpu.ts';
@@ -133,7 +131,7 @@ export async function publish(databaseUrl: string): Promise<BenchResult> {
       },
       {
         name: `reference: the same rows behind a bare HTTP server vs from the raw loop (c=${CONNECTIONS})`,
-        subject: http(bare.baseUrl, bare.pid),
+        subject: http(bare.url, bare.pid),
       },
     ];
     for (const { name, subject, target } of cases) {
@@ -165,7 +163,7 @@ export async function publish(databaseUrl: string): Promise<BenchResult> {
   return { name: 'publish', figures, checks: [], errors };
 }
 
-/** The bare HTTP server of the plain rows (load/publish-bare.ts), its configuration in a temporary file. */
+/** The bare HTTP server of the plain rows (baselines/publish-bare.ts), its configuration in a temporary file. */
 async function startBare(config: {
   url: string;
   projectId: string;
@@ -174,9 +172,5 @@ async function startBare(config: {
 }) {
   const file = path.join(tmpdir(), `bench-bare-${randomUUID()}.json`);
   writeFileSync(file, JSON.stringify(config));
-  const child = spawnNode(path.join(ROOT, 'bench/load/publish-bare.ts'), [file], {}, profiled());
-  const baseUrl = await child
-    .waitFor(/listening on (http:\/\/\S+)/)
-    .finally(() => rmSync(file, { force: true }));
-  return { baseUrl, pid: child.child.pid as number, stop: () => child.stop() };
+  return startBaseline('publish-bare.ts', [file]).finally(() => rmSync(file, { force: true }));
 }

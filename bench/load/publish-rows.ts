@@ -1,7 +1,7 @@
 // The rows a publish leaves, written as a hand-written outbox would write them: the event, its delivery's
 // history row and queue row, and the idempotency record of its answer, in one plain statement. The
 // baseline of `publish`, sent from a raw pg loop (publish-sql.ts) and from a bare HTTP server
-// (publish-bare.ts).
+// (baselines/publish-bare.ts).
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { newId } from '../../src/partitions/ids.ts';

@@ -1,12 +1,13 @@
-// A bare HTTP server in front of the plain rows (publish-rows.ts): node:http, the JSON body parsed, one
-// statement a request on a pool with a connection for each request in flight, 202 with the event's id.
+// A baseline of `publish`: a bare HTTP server in front of the plain rows (load/publish-rows.ts). node:http,
+// the JSON body parsed, one statement a request on a pool with a connection for each request in flight,
+// 202 with the event's id.
 // No key, no idempotency, no validation, no group commit: what HTTP alone adds to the rows on this
 // machine, the floor any HTTP service of the publish path stands on. Prints the address it listens on;
 // runs until it is stopped (SIGTERM).
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import pg from 'pg';
-import { rowsStatement } from './publish-rows.ts';
+import { rowsStatement } from '../load/publish-rows.ts';
 
 const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
   url: string;
