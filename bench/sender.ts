@@ -11,6 +11,7 @@ import { createSender, type SendResult } from '../src/delivery/sender.ts';
 import { signatureHeader } from '../src/delivery/signing.ts';
 import { systemResolver } from '../src/webhooks/address-policy.ts';
 import { alternate, type BenchResult, type Figure, ROOT, spawnNode, spread } from './lib.ts';
+import { cpuPerOperation } from './load/summary.ts';
 
 const IN_FLIGHT = 32;
 const SENDS = 20_000;
@@ -69,8 +70,7 @@ async function round(send: Send, url: string): Promise<Round> {
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
   const seconds = (performance.now() - started) / 1000;
-  const used = process.cpuUsage(cpu);
-  return { rate: SENDS / seconds, cpuUs: (used.user + used.system) / SENDS };
+  return { rate: SENDS / seconds, cpuUs: cpuPerOperation(cpu, SENDS) };
 }
 
 export async function sender(): Promise<BenchResult> {

@@ -5,6 +5,7 @@
 // them: that would be the platform's work, not the caller's).
 import { readFileSync } from 'node:fs';
 import { Capability } from '../../packages/capability/src/index.ts';
+import { cpuPerOperation } from './summary.ts';
 
 const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
   mode: 'sdk' | 'minimal';
@@ -50,13 +51,12 @@ if (config.mode === 'sdk') {
     }
   }
 }
-const used = process.cpuUsage(cpu);
-const micros = used.user + used.system;
+const perRecordMicros = cpuPerOperation(cpu, config.records);
 if (sent !== config.records) throw new Error(`sent ${sent} of ${config.records}`);
 console.log(
   JSON.stringify({
-    rate: config.records / (micros / 1e6),
-    perRecordMicros: micros / config.records,
+    rate: 1e6 / perRecordMicros,
+    perRecordMicros,
     errors: 0,
     total: config.records,
   }),
