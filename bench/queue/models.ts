@@ -126,12 +126,16 @@ const apart: Model = {
     insert into apart.attempts select project_id, id, event_created_at, attempt, now(), 1, 204, null, true, '' from done`,
 };
 
+/** The tables of a queue apart with a history never updated: appended's, and advisory's. */
+const APPENDED_TABLES = (schema: string) => `create table ${schema}.deliveries (${HISTORY},
+      primary key (project_id, id, event_created_at));
+    create index on ${schema}.deliveries (event_id);
+    create index on ${schema}.deliveries (endpoint_id, created_at desc, id desc);
+    ${QUEUE(schema)} ${ATTEMPTS(schema)}`;
+
 const appended: Model = {
   name: 'appended',
-  setup: `create table appended.deliveries (${HISTORY}, primary key (project_id, id, event_created_at));
-    create index on appended.deliveries (event_id);
-    create index on appended.deliveries (endpoint_id, created_at desc, id desc);
-    ${QUEUE('appended')} ${ATTEMPTS('appended')}`,
+  setup: APPENDED_TABLES('appended'),
   publish: PUBLISH_APART('appended', ''),
   lease: LEASE_BY_CTID('appended.queue', 'held is null and next_attempt_at <= now()'),
   record: `with done as (${DELETED('appended')})
@@ -172,10 +176,7 @@ const ADVISORY = (id: string) => `hashtextextended(${id}::text, 0)`;
 
 const advisory: Model = {
   name: 'advisory',
-  setup: `create table advisory.deliveries (${HISTORY}, primary key (project_id, id, event_created_at));
-    create index on advisory.deliveries (event_id);
-    create index on advisory.deliveries (endpoint_id, created_at desc, id desc);
-    ${QUEUE('advisory')} ${ATTEMPTS('advisory')}`,
+  setup: APPENDED_TABLES('advisory'),
   publish: PUBLISH_APART('advisory', ''),
   // The lock is the last condition, so a row that fails the others is never locked (a lock taken on a
   // row then left out would never be let go of).
