@@ -16,6 +16,8 @@ import { migrated } from './seed.ts';
 const DELIVERIES = 20_000;
 const CLAIM = 200;
 const ROUNDS = 3;
+/** The events' schema and every model's, dropped before and after a run. */
+const DROP_SCHEMAS = `drop schema if exists qm, ${MODELS.map((m) => m.name).join(', ')} cascade`;
 
 interface Sample {
   publishUs: number;
@@ -45,14 +47,14 @@ export async function queueModels(databaseUrl: string): Promise<BenchResult> {
     if (checks.length === 0) checks.push({ name: 'every model recorded every delivery once', ok: true });
     return { name: 'queue-models', figures: figures(samples), checks, errors: { failed: 0, total: 0 } };
   } finally {
-    await client.query(`drop schema if exists qm, ${MODELS.map((m) => m.name).join(', ')} cascade`);
+    await client.query(DROP_SCHEMAS);
     await client.end();
   }
 }
 
 /** The schemas, and DELIVERIES events in `qm.events` (of one project, published now). */
 async function setUp(client: pg.Client) {
-  await client.query(`drop schema if exists qm, ${MODELS.map((m) => m.name).join(', ')} cascade`);
+  await client.query(DROP_SCHEMAS);
   await client.query(`create schema qm; create table qm.events (project_id uuid not null, id uuid not null,
     type text not null, data jsonb not null, created_at timestamptz not null, primary key (project_id, id, created_at))`);
   for (const model of MODELS) await client.query(`create schema ${model.name}; ${model.setup}`);
