@@ -28,7 +28,7 @@ describe('errors', () => {
         'NOT_FOUND',
       );
     }
-    expectProblem(await service.request('GET', '/%E0%A4%A'), 400, 'VALIDATION_FAILED');
+    expectProblem(await service.request('GET', '/%E0%A4%A'), 404, 'NOT_FOUND');
     expectProblem(await service.request('GET', `/${'x'.repeat(5000)}`), 404, 'NOT_FOUND');
   });
 

@@ -3,7 +3,7 @@
 // upstream can trust, signed with the capability's signing secrets: HMAC-SHA256 over
 // `<request-id>.<timestamp>.<METHOD>.<path and query as forwarded>.<project-id>.<key-id>.<scopes>`, one
 // `v1,<base64>` per secret (two during a rotation), space-separated. Back: the upstream's headers without
-// hop-by-hop ones and set-cookie.
+// hop-by-hop ones (those its Connection header names included) and set-cookie.
 import { createHmac, type KeyObject } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
@@ -55,11 +55,7 @@ export function upstreamHeaders(
   context: GatewayContext,
   keys: KeyObject[],
 ): Record<string, string | string[]> {
-  const connectionListed = new Set(
-    String(received.connection ?? '')
-      .split(',')
-      .map((name) => name.trim().toLowerCase()),
-  );
+  const connectionListed = namedInConnection(received.connection);
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(received)) {
     if (value === undefined || HOP_BY_HOP.has(name) || NOT_UPSTREAM.has(name) || connectionListed.has(name))
@@ -76,11 +72,22 @@ export function upstreamHeaders(
   return headers;
 }
 
+/**
+ * The headers a `Connection` header names: hop-by-hop for this connection only (RFC 9110 §7.6.1), so
+ * never passed on, in either direction.
+ */
+function namedInConnection(connection: string | string[] | undefined): Set<string> {
+  const listed = Array.isArray(connection) ? connection.join(',') : (connection ?? '');
+  return new Set(listed.split(',').map((name) => name.trim().toLowerCase()));
+}
+
 /** The upstream's answer headers that go back to the client. */
 export function answerHeaders(received: Record<string, string | string[] | undefined>) {
+  const connectionListed = namedInConnection(received.connection);
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(received)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || NOT_BACK.has(name)) continue;
+    if (value === undefined || HOP_BY_HOP.has(name) || NOT_BACK.has(name) || connectionListed.has(name))
+      continue;
     headers[name] = value;
   }
   return headers;

@@ -95,8 +95,13 @@ export async function buildApp(context: Context, servicesOf: (work: Work) => Ser
     // a path segment longer than any name (256 characters), which names nothing, as any non-UUID id.
     frameworkErrors: (error, request, reply) => {
       const failure =
+        // A `%` not followed by two hex digits: no path names a resource that way (contract 0.4's gateway
+        // rule, applied to every route alike).
         error.code === 'FST_ERR_BAD_URL'
-          ? new PlatformError('VALIDATION_FAILED', 'the URL is malformed')
+          ? new PlatformError(
+              'NOT_FOUND',
+              'no route: the path holds a `%` that is not followed by two hex digits',
+            )
           : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
             ? new PlatformError('NOT_FOUND', 'no such resource')
             : toPlatformError(error);

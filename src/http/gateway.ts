@@ -5,7 +5,7 @@
 // to the capability's upstream with the signed context (gateway/forwarding.ts). Bodies stream both ways,
 // except an idempotent route's: its answer is recorded, so it is read whole (both up to 1 MiB).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type Dispatcher, errors as undiciErrors, request as upstreamRequest } from 'undici';
+import { Agent, type Dispatcher, errors as undiciErrors } from 'undici';
 import type { Context } from '../context.ts';
 import { PlatformError } from '../errors.ts';
 import { answerHeaders, upstreamHeaders } from '../gateway/forwarding.ts';
@@ -25,16 +25,35 @@ const SMALL_ANSWER = 16 * 1024;
 const matches = new WeakMap<FastifyRequest, GatewayMatch>();
 const matchOf = (request: FastifyRequest) => matches.get(request) as GatewayMatch;
 
+/** An idempotent route's answer as recorded and replayed: its end-to-end headers with it. */
+interface RecordedAnswer {
+  status: number;
+  contentType: string;
+  text: string;
+  /** absent from answers recorded before headers were (they replay without) */
+  headers?: Record<string, string | string[]>;
+}
+
 /** An upstream answer that is sent but not recorded (a 5xx, 409 or 429: the key works again). */
 class NotRecorded extends Error {
-  readonly answer: { status: number; contentType: string; text: string };
-  constructor(answer: NotRecorded['answer']) {
+  readonly answer: RecordedAnswer;
+  constructor(answer: RecordedAnswer) {
     super('an upstream answer that is not recorded');
     this.answer = answer;
   }
 }
 
+interface Gateway {
+  context: Context;
+  /** keep-alive connections to the upstreams, this process's own */
+  agent: Agent;
+  /** each upstream URL parsed once (an operator sets a handful) */
+  upstreams: Map<string, { origin: string; basePath: string }>;
+}
+
 export function registerGateway(app: FastifyInstance, context: Context) {
+  const gateway: Gateway = { context, agent: new Agent({ connections: 128 }), upstreams: new Map() };
+  app.addHook('onClose', () => gateway.agent.close());
   return app.register(async (scope) => {
     // Bodies are forwarded as received: no parser reads them here.
     scope.removeAllContentTypeParsers();
@@ -53,15 +72,15 @@ export function registerGateway(app: FastifyInstance, context: Context) {
           return match.route.scope;
         },
       },
-      handler: (request, reply) => forward(context, request, reply),
+      handler: (request, reply) => forward(gateway, request, reply),
     });
   });
 }
 
-async function forward(context: Context, request: FastifyRequest, reply: FastifyReply) {
+async function forward(gateway: Gateway, request: FastifyRequest, reply: FastifyReply) {
   const match = matchOf(request);
-  if (match.route.idempotent && request.method !== 'GET') await idempotent(context, request, reply);
-  else await metered(context, request, () => streamed(context, request, reply));
+  if (match.route.idempotent && request.method !== 'GET') await idempotent(gateway, request, reply);
+  else await metered(gateway.context, request, () => streamed(gateway, request, reply));
   return reply;
 }
 
@@ -83,10 +102,13 @@ async function metered(context: Context, request: FastifyRequest, upstream: () =
   }
 }
 
-/** Forwards the request; the upstream's answer streams back (a small one of known length, as one buffer). */
-async function streamed(context: Context, request: FastifyRequest, reply: FastifyReply): Promise<number> {
+/**
+ * Forwards the request; the upstream's answer streams back as it is written (server-sent events reach
+ * the client one by one), a small one of known length as one buffer.
+ */
+async function streamed(gateway: Gateway, request: FastifyRequest, reply: FastifyReply): Promise<number> {
   const body = hasBody(request) ? request.raw.pipe(new BoundedBody(MAX_BODY)) : undefined;
-  const answer = await call(context, request, body);
+  const answer = await call(gateway, request, body, { streaming: true });
   reply.code(answer.statusCode).headers(answerHeaders(answer.headers));
   const length = Number(answer.headers['content-length'] ?? Number.NaN);
   // A stream costs a pipe and its listeners per answer; most answers are a few hundred bytes.
@@ -95,7 +117,8 @@ async function streamed(context: Context, request: FastifyRequest, reply: Fastif
 }
 
 /** An idempotent route: its answer recorded under the request's idempotency key, and replayed. */
-async function idempotent(context: Context, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+async function idempotent(gateway: Gateway, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const { context } = gateway;
   const match = matchOf(request);
   const key = parseIdempotencyKey(request.headers['idempotency-key']);
   const body = hasBody(request) ? await readBounded(request.raw, MAX_BODY) : Buffer.alloc(0);
@@ -110,46 +133,65 @@ async function idempotent(context: Context, request: FastifyRequest, reply: Fast
     }),
     now: context.clock.now(),
   };
-  let sent: { status: number; contentType: string; text: string };
+  let sent: RecordedAnswer;
   try {
     const outcome = await runIdempotent(context, claim, {
       run: async (tx) => {
         await claimFirst(tx); // before the upstream is called: a concurrent retry waits for this answer
-        let recorded = { status: 0, contentType: '', text: '' };
+        let recorded: RecordedAnswer = { status: 0, contentType: '', text: '' };
         await metered(context, request, async () => {
-          const answer = await call(context, request, body.length > 0 ? body : undefined);
+          const answer = await call(gateway, request, body.length > 0 ? body : undefined, {
+            streaming: false,
+          });
+          const {
+            'content-type': contentType,
+            'content-length': _,
+            ...headers
+          } = answerHeaders(answer.headers);
           recorded = {
             status: answer.statusCode,
-            contentType: String(answer.headers['content-type'] ?? 'application/octet-stream'),
-            text: (await readBounded(answer.body, MAX_BODY)).toString(),
+            contentType: String(contentType ?? 'application/octet-stream'),
+            text: (await readAnswer(context, match.capability, answer)).toString(),
+            headers,
           };
           return recorded.status;
         });
         if (recorded.status >= 500 || recorded.status === 409 || recorded.status === 429)
           throw new NotRecorded(recorded);
-        return { status: recorded.status, body: { contentType: recorded.contentType, text: recorded.text } };
+        const { status, ...recordedBody } = recorded;
+        return { status, body: recordedBody };
       },
       refusal: () => undefined,
     });
     const { answer } = answerOf(reply, outcome);
-    sent = { status: answer.status, ...(answer.body as { contentType: string; text: string }) };
+    sent = { status: answer.status, ...(answer.body as Omit<RecordedAnswer, 'status'>) };
   } catch (error) {
     if (!(error instanceof NotRecorded)) throw error;
     sent = error.answer;
   }
-  await reply.code(sent.status).type(sent.contentType).send(sent.text);
+  await reply
+    .code(sent.status)
+    .headers(sent.headers ?? {})
+    .type(sent.contentType)
+    .send(sent.text);
 }
 
-/** One call upstream, with the signed context; 502 when it cannot be reached, 504 when it does not answer. */
+/**
+ * One call upstream, with the signed context; 502 when it cannot be reached, 504 when it does not answer.
+ * The path goes as received, after the upstream's own base path: never through a URL parser, which would
+ * read `\` as `/` or resolve dot segments and so forward another path than the one that matched.
+ */
 async function call(
-  context: Context,
+  gateway: Gateway,
   request: FastifyRequest,
   body: NodeJS.ReadableStream | Buffer | undefined,
+  options: { streaming: boolean },
 ): Promise<Dispatcher.ResponseData> {
+  const { context } = gateway;
   const match = matchOf(request);
   const principal = principalOf(request);
-  const url = new URL(`${match.upstream}${match.target}`);
-  const target = `${url.pathname}${url.search}`;
+  const upstream = upstreamOf(gateway, match.upstream);
+  const target = `${upstream.basePath}${match.target}`;
   const keys = await context.signing.keysOf(match.capability);
   const headers = upstreamHeaders(
     request.headers,
@@ -165,20 +207,20 @@ async function call(
     keys,
   );
   try {
-    return await upstreamRequest(url, {
+    return await gateway.agent.request({
+      origin: upstream.origin,
+      path: target,
       method: request.method as Dispatcher.HttpMethod,
       headers,
       body: body as Dispatcher.DispatchOptions['body'],
       headersTimeout: context.config.gatewayTimeoutMs,
-      bodyTimeout: context.config.gatewayTimeoutMs,
+      // A stream (server-sent events) may rest between writes for as long as it likes; the time-out
+      // applies to its headers. An answer read whole to be recorded is bounded in time as well.
+      bodyTimeout: options.streaming ? 0 : context.config.gatewayTimeoutMs,
     });
   } catch (error) {
     if (error instanceof PlatformError) throw error;
-    if (error instanceof undiciErrors.HeadersTimeoutError)
-      throw new PlatformError(
-        'UPSTREAM_TIMEOUT',
-        `${match.capability} did not answer within ${context.config.gatewayTimeoutMs / 1000} s`,
-      );
+    if (error instanceof undiciErrors.HeadersTimeoutError) throw timedOut(context, match.capability);
     if (
       error instanceof BoundedBody.TooLarge ||
       (error as { cause?: unknown }).cause instanceof BoundedBody.TooLarge
@@ -187,6 +229,34 @@ async function call(
     throw new PlatformError('UPSTREAM_UNAVAILABLE', `${match.capability} could not be reached`);
   }
 }
+
+/** An upstream URL's origin and base path (without its trailing slash), parsed once. */
+function upstreamOf(gateway: Gateway, url: string) {
+  let parsed = gateway.upstreams.get(url);
+  if (!parsed) {
+    const { origin, pathname } = new URL(url);
+    parsed = { origin, basePath: pathname.replace(/\/+$/, '') };
+    gateway.upstreams.set(url, parsed);
+  }
+  return parsed;
+}
+
+/** An answer read whole, bounded in size and in time (a 504 when its body stops coming). */
+async function readAnswer(context: Context, capability: string, answer: Dispatcher.ResponseData) {
+  try {
+    return await readBounded(answer.body, MAX_BODY);
+  } catch (error) {
+    if (error instanceof undiciErrors.BodyTimeoutError) throw timedOut(context, capability);
+    if (error instanceof PlatformError) throw error;
+    throw new PlatformError('UPSTREAM_UNAVAILABLE', `${capability} broke off its answer`);
+  }
+}
+
+const timedOut = (context: Context, capability: string) =>
+  new PlatformError(
+    'UPSTREAM_TIMEOUT',
+    `${capability} did not answer within ${context.config.gatewayTimeoutMs / 1000} s`,
+  );
 
 /** Whether the request carries a body (a length over the limit is refused before anything is read). */
 function hasBody(request: FastifyRequest): boolean {
