@@ -25,6 +25,7 @@ import { Metrics } from './metrics/metrics.ts';
 import { type WakeWorkers, workerWaker } from './outbox/wake.ts';
 import { KnownProjects } from './projects/known.ts';
 import { CapabilityRegistry, defaultLimits } from './registry.ts';
+import { SettingsLease } from './settings/lease.ts';
 import { type UsageLimits, usageLimits } from './usage/limits.ts';
 import { Meter } from './usage/meter.ts';
 import { tokenBuckets } from './usage/rate-limits.ts';
@@ -73,6 +74,8 @@ export interface Context {
   signing: CapabilitySigning;
   /** asking capabilities of their own to erase a subject (erasure/asking.ts) */
   erasureAsking: ErasureAsking;
+  /** the lease under which this process believes the settings it keeps (settings/lease.ts) */
+  settings: SettingsLease;
 }
 
 export interface ContextOptions {
@@ -97,7 +100,9 @@ export function createContext(options: ContextOptions): Context {
     commit: config.commit,
   });
   const meter = new Meter({ db, clock, log, metrics });
-  const limits = usageLimits({ db, clock, meter, defaults: () => defaultLimits(registry, config) });
+  let settings: SettingsLease | undefined;
+  const bound = () => settings?.held() === true;
+  const limits = usageLimits({ db, clock, meter, bound, defaults: () => defaultLimits(registry, config) });
   const local = tokenBuckets(config.rateLimit);
   const sharedLimits = config.redisUrl
     ? sharedTokenBuckets({
@@ -108,8 +113,28 @@ export function createContext(options: ContextOptions): Context {
         onFallback: () => metrics.sharedLimitFallbacks.inc(),
       })
     : undefined;
-  const signing = new CapabilitySigning(db, keyring);
+  const signing = new CapabilitySigning(db, keyring, bound);
+  const directory = new CapabilityDirectory({ db, registry, log });
+  const keys = keyCache((checked) => keyService(readOnly(db)).checkMany(checked));
+  settings = new SettingsLease({
+    db,
+    log,
+    kept: {
+      async forget(change) {
+        if (change.kind === 'limits') return limits.forget(change.projectId);
+        signing.forget(change.name);
+        keys.forgetCapability(change.name);
+        await directory.reload();
+      },
+      async forgetAll(lastChangeMs) {
+        signing.forgetAll();
+        await directory.reload();
+        await limits.forgetAll(lastChangeMs);
+      },
+    },
+  });
   return {
+    settings,
     signing,
     erasureAsking: erasureAsking({ db, keyring, registry, signing, log, erasure: config.erasure }),
     meter,
@@ -128,12 +153,12 @@ export function createContext(options: ContextOptions): Context {
     log,
     registry,
     health: healthService({ config, db, registry }),
-    keys: keyCache((keys) => keyService(readOnly(db)).checkMany(keys)),
+    keys,
     keyActivity: new KeyActivity({ db, log }),
     declaredTypes: new DeclaredTypes(db),
     schemas: new TenantSchemas(),
     deliveryForecast: new DeliveryForecast(),
-    directory: new CapabilityDirectory({ db, registry, log }),
+    directory,
     metering: {
       pool: db,
       projects: new KnownProjects(db),

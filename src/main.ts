@@ -28,6 +28,9 @@ const USAGE = `usage: platform <command> [--json]
   limits clear --project SLUG --capability C --metric M
   capabilities create NAME [--description D] [--upstream URL] [--erasure-url URL]
   capabilities list
+  capabilities show NAME
+  capabilities update NAME [--description D] [--upstream URL] [--erasure-url URL]   ("" clears a URL)
+  capabilities remove NAME
   --version
 
 Every command takes --json: one JSON object on stdout and nothing else.
@@ -64,6 +67,9 @@ async function main(argv: string[]) {
     'limits clear': async () => (await manage()).limitsSet(config, rest, true),
     'capabilities create': async () => (await capabilities()).capabilitiesCreate(config, rest),
     'capabilities list': async () => (await capabilities()).capabilitiesList(config, rest),
+    'capabilities show': async () => (await capabilities()).capabilitiesShow(config, rest),
+    'capabilities update': async () => (await capabilities()).capabilitiesUpdate(config, rest),
+    'capabilities remove': async () => (await capabilities()).capabilitiesRemove(config, rest),
   };
   const run = commands[command] ?? commands[`${command} ${sub}`];
   if (!run || (commands[command] && sub !== undefined))

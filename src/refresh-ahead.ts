@@ -34,6 +34,8 @@ export class RefreshAhead<K extends {}, V extends {}> {
   #batch: { keys: K[]; loaded: Promise<Map<K, V>> } | undefined;
   #timer: NodeJS.Timeout | undefined;
   #refreshing = false;
+  /** counts what was forgotten: a load sent before a forget keeps nothing it read */
+  #forgets = 0;
   readonly #options: RefreshAheadOptions<K, V>;
 
   constructor(options: RefreshAheadOptions<K, V>) {
@@ -89,13 +91,38 @@ export class RefreshAhead<K extends {}, V extends {}> {
 
   async #loadInto(keys: K[]): Promise<Map<K, V>> {
     const at = this.#now(); // what is read is at least this fresh
+    const forgets = this.#forgets;
     const values = await this.#options.loadMany(keys);
     for (const key of keys) {
       const value = values.get(key);
       if (value === undefined) throw new Error(`loadMany gave no value for a key asked`);
-      this.#entries.set(key, { value, at, read: false });
+      if (forgets === this.#forgets) this.#entries.set(key, { value, at, read: false });
     }
     return values;
+  }
+
+  /**
+   * Forgets a key's value, and keeps nothing a load already sent reads (it may have read what was
+   * there before the change that makes this forget): the next read loads it anew.
+   */
+  forget(key: K) {
+    this.#forgets++;
+    this.#entries.delete(key);
+    this.#inFlight.delete(key);
+  }
+
+  /** Forgets the values that `which` picks, as forget does one. */
+  forgetWhere(which: (value: V) => boolean) {
+    this.#forgets++;
+    for (const [key, entry] of this.#entries.entries()) if (which(entry.value)) this.#entries.delete(key);
+    this.#inFlight.clear();
+  }
+
+  /** Forgets every value, as forget does one. */
+  clear() {
+    this.#forgets++;
+    this.#entries.clear();
+    this.#inFlight.clear();
   }
 
   /**

@@ -53,6 +53,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       return metricsListener?.address;
     },
     async start(listen) {
+      await context.settings.start(); // before anything it keeps is read
       context.meter.start();
       context.limits.start();
       await context.directory.start();
@@ -84,6 +85,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       await context.sharedLimits?.stop();
       context.directory.stop();
       await context.schemas.close();
+      await context.settings.stop();
       await metricsListener?.close(); // last: a scrape during the stop still answers
     },
   };

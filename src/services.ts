@@ -8,6 +8,7 @@ import { eventCatalogue } from './catalogue/service.ts';
 import type { Context } from './context.ts';
 import { deliveryLog } from './delivery-log/log.ts';
 import { erasureService } from './erasure/service.ts';
+import { erasureTasks } from './erasure/tasks.ts';
 import { eventService } from './events/service.ts';
 import { keyService } from './keys/service.ts';
 import { meteringService } from './metering/service.ts';
@@ -68,6 +69,7 @@ export function servicesOf(context: Context, work: Work) {
         keyring: context.keyring,
         schemas: context.schemas,
         changed: () => void context.directory.refresh(),
+        leaving: (name) => erasureTasks(db).skipOf(name),
       }),
     metering: () => meteringService(work, context.metering),
   });

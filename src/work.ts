@@ -20,5 +20,5 @@ const refusedAudit: Audit = Object.assign(() => refuse(), { into: () => refusedA
 export const readOnly = (db: Db): Work => ({
   db,
   audit: refusedAudit,
-  hooks: { beforeCommit: refuse, onCommit: refuse, onRollback: refuse, sole: refuse },
+  hooks: { beforeCommit: refuse, onCommit: refuse, beforeAnswer: refuse, onRollback: refuse, sole: refuse },
 });

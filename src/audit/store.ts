@@ -23,6 +23,7 @@ export const AUDIT_ACTIONS = [
   'capability.manifest_put',
   'capability.secret_rotated',
   'capability.secret_retired',
+  'capability.removed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

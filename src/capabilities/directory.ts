@@ -1,6 +1,7 @@
 // The capabilities declared by their manifests, read from the database into the registry when this
-// process starts, every 5 s after, and at once after a change made here: what other processes changed is
-// seen within 5 s, as keys and limits are.
+// process starts, every 5 s after, at once after a manifest put here, and before the 200 of an operator's
+// change in any process (settings/lease.ts): a manifest put elsewhere is seen within 5 s, an operator's
+// change (an upstream, an erasure URL, a removal) at its answer.
 
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
@@ -47,6 +48,9 @@ export class CapabilityDirectory {
   readonly #registry: CapabilityRegistry;
   readonly #log: Logger;
   #timer: NodeJS.Timeout | undefined;
+  /** reads started and applied: a read that ends after a later one began keeps nothing */
+  #started = 0;
+  #applied = 0;
 
   constructor(deps: { db: Db; registry: CapabilityRegistry; log: Logger }) {
     this.#db = deps.db;
@@ -57,11 +61,19 @@ export class CapabilityDirectory {
   /** Reads the declared capabilities again; a failure keeps the last ones read (and is logged). */
   async refresh(): Promise<void> {
     try {
-      const rows = await capabilityStore(this.#db).list();
-      this.#registry.declare(rows.map(fromManifest));
+      await this.reload();
     } catch (error) {
       this.#log.warn({ err: error }, 'reading the capabilities failed; the last ones read still apply');
     }
+  }
+
+  /** Reads the declared capabilities again, or throws. */
+  async reload(): Promise<void> {
+    const read = ++this.#started;
+    const rows = await capabilityStore(this.#db).list();
+    if (read < this.#applied) return;
+    this.#applied = read;
+    this.#registry.declare(rows.map(fromManifest));
   }
 
   async start() {

@@ -9,6 +9,7 @@ import { CAPABILITY_SCOPE } from '../keys/scopes.ts';
 import { generateKey, hashKey } from '../keys/service.ts';
 import { keyStore } from '../keys/store.ts';
 import type { BreakerState } from '../registry.ts';
+import { bindAtAnswer } from '../settings/lease.ts';
 import { newSecret } from '../webhooks/secrets.ts';
 import type { Work } from '../work.ts';
 import { breakerStore } from './breakers.ts';
@@ -62,10 +63,19 @@ function checkAddress(value: string | null | undefined, pointer: string): string
   return value.replace(/\/+$/, '');
 }
 
-/** `changed` runs once a change commits (the registry reads the capabilities again). */
+/**
+ * `changed` runs once a change commits (the registry reads the capabilities again); `leaving` settles,
+ * in the removal's transaction, what other rooms hold for a capability that leaves (its pending erasure
+ * tasks skipped).
+ */
 export const capabilityService = (
   { db, hooks, audit }: Work,
-  deps: { keyring: Keyring; schemas: TenantSchemas; changed: () => void },
+  deps: {
+    keyring: Keyring;
+    schemas: TenantSchemas;
+    changed: () => void;
+    leaving: (name: string) => Promise<void>;
+  },
 ) => {
   const store = capabilityStore(db);
   const find = async (name: string, lock = false) => {
@@ -145,6 +155,7 @@ export const capabilityService = (
       if (fields.length === 0) return toCapability(current);
       if (current.manifest) await checkManifest(name, current.manifest, values, deps.schemas);
       const row = await store.update(name, values);
+      await bindAtAnswer({ db, hooks }, { kind: 'capability', name });
       audit({
         action: 'capability.updated',
         projectId: null,
@@ -166,6 +177,7 @@ export const capabilityService = (
       await find(name, true);
       const secret = newSecret(deps.keyring, { capability: name });
       await store.rotate(name, secret.sealed);
+      await bindAtAnswer({ db, hooks }, { kind: 'capability', name });
       audit({
         action: 'capability.secret_rotated',
         projectId: null,
@@ -179,6 +191,7 @@ export const capabilityService = (
       const row = await store.retirePrevious(name);
       if (!row) throw notFound('capability');
       if (row.retired) {
+        await bindAtAnswer({ db, hooks }, { kind: 'capability', name });
         const fields = ['previousSigningSecret'];
         audit({
           action: 'capability.secret_retired',
@@ -188,6 +201,25 @@ export const capabilityService = (
         });
       }
       return toCapability(row);
+    },
+
+    /**
+     * The capability leaves: its keys and breaker reports removed with it, its pending erasure tasks
+     * skipped, its gateway routes, providers, scopes and event types gone from every process before
+     * the answer; its usage, events and deliveries kept. The name is free again.
+     */
+    async remove(name: string) {
+      await find(name, true);
+      await deps.leaving(name);
+      await store.remove(name);
+      await bindAtAnswer({ db, hooks }, { kind: 'capability', name });
+      audit({
+        action: 'capability.removed',
+        projectId: null,
+        target: { type: 'capability', id: name },
+        fields: [],
+      });
+      hooks.onCommit(deps.changed);
     },
 
     /** An instance's report of its providers' breakers; each provider must be one the manifest declares. */

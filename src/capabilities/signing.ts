@@ -1,32 +1,43 @@
 // The signing keys of capabilities: what Core sends a capability (an erasure request, a request the gateway
 // forwards) is signed with its signing secrets, the active one and, during a rotation, the previous one,
-// as Standard Webhooks sign. Unsealed once and kept 5 s, so a rotation is seen within 5 s.
+// as Standard Webhooks sign. Unsealed once and kept while this process's settings lease is held: a
+// rotation or a retirement makes every process forget them before its 200 (settings/lease.ts).
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import type { Keyring } from '../crypto.ts';
 import type { Db } from '../db/database.ts';
 import { signingKeys } from '../webhooks/secrets.ts';
 import { capabilityStore } from './store.ts';
 
-const KEPT_MS = 5000;
-
 export class CapabilitySigning {
   readonly #db: Db;
   readonly #keyring: Keyring;
-  readonly #keys = new Map<string, { at: number; keys: Promise<KeyObject[]> }>();
+  readonly #bound: () => boolean;
+  readonly #keys = new Map<string, Promise<KeyObject[]>>();
 
-  constructor(db: Db, keyring: Keyring) {
+  constructor(db: Db, keyring: Keyring, bound: () => boolean) {
     this.#db = db;
     this.#keyring = keyring;
+    this.#bound = bound;
   }
 
   /** The capability's signing keys, active first; none when it does not exist. */
   keysOf(capability: string): Promise<KeyObject[]> {
+    if (!this.#bound()) return this.#read(capability);
     const kept = this.#keys.get(capability);
-    if (kept && Date.now() - kept.at < KEPT_MS) return kept.keys;
+    if (kept) return kept;
     const keys = this.#read(capability);
-    this.#keys.set(capability, { at: Date.now(), keys });
+    this.#keys.set(capability, keys);
     keys.catch(() => this.#keys.delete(capability)); // a failed read is not kept
     return keys;
+  }
+
+  /** Its secrets changed (or it left): the next request reads them anew. */
+  forget(capability: string) {
+    this.#keys.delete(capability);
+  }
+
+  forgetAll() {
+    this.#keys.clear();
   }
 
   async #read(capability: string): Promise<KeyObject[]> {

@@ -96,6 +96,15 @@ export const capabilityStore = (db: Db) => ({
     return rows[0];
   },
 
+  /**
+   * Removes the capability: its keys and breaker reports go with it (foreign keys, migration 0018). Its
+   * usage, events and deliveries stay: they name it by text, as history.
+   */
+  async remove(name: string): Promise<boolean> {
+    const { rowCount } = await db.query('delete from capabilities where name = $1', [name]);
+    return (rowCount ?? 0) > 0;
+  },
+
   /** Every metric the manifests declare, as `capability/metric`. */
   async declaredMetrics(capability?: string): Promise<string[]> {
     const { rows } = await db.query<{ metric: string }>(

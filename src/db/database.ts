@@ -40,6 +40,11 @@ export interface TransactionHooks {
   /** A write whose result nobody reads (an audit entry), sent with the commit: no round trip of its own. */
   beforeCommit(statement: pg.QueryConfig): void;
   onCommit(callback: () => void): void;
+  /**
+   * Work the answer waits for once the transaction has committed, given a handle on the pool: a setting
+   * changed here is bound in every process before the change is answered (settings/lease.ts).
+   */
+  beforeAnswer(wait: (db: Db) => Promise<void>): void;
   onRollback(callback: () => void): void;
   /**
    * Offers the transaction's whole write as one statement, with the body it answers when it takes place.
@@ -112,19 +117,24 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
   // query: without a listener that event would end the process. The failed query answers the request.
   pool.on('connect', (client) => client.on('error', () => {}));
   const notifier = ownConnection(url, 'platform-core notifier');
+  const onPool: Db = {
+    query: ((statement: string | pg.QueryConfig, values?: unknown[]) =>
+      typeof statement === 'string' ? pool.query(statement, values) : pool.query(statement)) as Db['query'],
+  };
 
   return {
     pool,
-    query: ((statement: string | pg.QueryConfig, values?: unknown[]) =>
-      typeof statement === 'string' ? pool.query(statement, values) : pool.query(statement)) as Db['query'],
+    query: onPool.query,
     async transaction(fn, settings) {
       const client = await pool.connect();
       const statements: pg.QueryConfig[] = [];
       const committed: (() => void)[] = [];
+      const beforeAnswer: ((db: Db) => Promise<void>)[] = [];
       const rolledBack: (() => void)[] = [];
       const hooks = {
         beforeCommit: (statement: pg.QueryConfig) => statements.push(statement),
         onCommit: (c: () => void) => committed.push(c),
+        beforeAnswer: (wait: (db: Db) => Promise<void>) => beforeAnswer.push(wait),
         onRollback: (c: () => void) => rolledBack.push(c),
         sole: async () => false, // nothing to record: the statements of the ordinary way cost no more
       };
@@ -135,6 +145,7 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
         for (const statement of statements) await client.query(statement);
         await client.query('commit');
         for (const callback of committed) callback();
+        for (const wait of beforeAnswer) await wait(onPool);
         return result;
       } catch (error) {
         await client.query('rollback').catch(() => {

@@ -118,6 +118,17 @@ export const erasureTasks = (db: Db) => ({
     return rows;
   },
 
+  /** A removed capability's pending tasks: skipped, and the erasures they held ended. */
+  async skipOf(capability: string): Promise<void> {
+    const { rows } = await db.query<{ erasure_id: string }>(
+      `update erasure_tasks set state = 'skipped', sealed_subject = null, completed_at = now()
+        where state = 'pending' and capability = $1
+       returning erasure_id`,
+      [capability],
+    );
+    if (rows.length > 0) await this.finish(rows.map((row) => row.erasure_id));
+  },
+
   /** Pending tasks of capabilities no longer asked (removed, or erasure taken out of their manifest). */
   async skipAllBut(asked: string[]): Promise<TaskRow[]> {
     const { rows } = await db.query<TaskRow>(

@@ -32,6 +32,7 @@ import { openapiOptions, securityOf } from './openapi.ts';
 import { errorsPage, ProblemSchema } from './problems.ts';
 import { adminAuditRoutes } from './routes/admin/audit.ts';
 import { adminCapabilityRoutes } from './routes/admin/capabilities.ts';
+import { adminCapabilityRemovalRoutes } from './routes/admin/capability-removal.ts';
 import { adminKeyRoutes } from './routes/admin/keys.ts';
 import { adminLimitRoutes } from './routes/admin/limits.ts';
 import { adminProjectRoutes } from './routes/admin/projects.ts';
@@ -221,6 +222,7 @@ export async function buildApp(context: Context, servicesOf: (work: Work) => Ser
     adminLimitRoutes,
     adminAuditRoutes,
     adminCapabilityRoutes,
+    adminCapabilityRemovalRoutes,
     capabilityPlaneRoutes(context.keys),
     meteringRoutes,
     erasureTaskRoutes,

@@ -65,6 +65,13 @@ export function registerGateway(app: FastifyInstance, context: Context) {
       config: {
         idempotencyKey: false,
         accessOf: (request) => {
+          // Without its settings lease this process cannot vouch for the routes it knows (one may have
+          // left, or its upstream changed): a 503, as for an outage, until the lease is renewed.
+          if (!context.settings.held())
+            return new PlatformError(
+              'SERVICE_UNAVAILABLE',
+              'this process is catching up with a settings change',
+            );
           const match = matchGateway(context.registry, request.method, request.raw.url ?? '');
           if (!match)
             return new PlatformError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`);

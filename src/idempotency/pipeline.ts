@@ -86,6 +86,7 @@ class PipelinedTransaction {
   private broken = false;
   private alongCommit: pg.QueryConfig[] = [];
   private committed: (() => void)[] = [];
+  private beforeAnswer: ((db: Db) => Promise<void>)[] = [];
   private rolledBack: (() => void)[] = [];
   private done = false;
   /** the answer a sole write recorded: the operation is done and committed */
@@ -110,12 +111,20 @@ class PipelinedTransaction {
   }
 
   async run(operation: Operation): Promise<Outcome> {
+    const outcome = await this.outcomeOfRun(operation);
+    // What the answer goes behind once the change committed (a setting bound in every process).
+    if (outcome.kind === 'done') for (const wait of this.beforeAnswer) await wait(this.db);
+    return outcome;
+  }
+
+  private async outcomeOfRun(operation: Operation): Promise<Outcome> {
     let answer: Refusal;
     let refusal = false;
     try {
       answer = await operation.run(this.handle, {
         beforeCommit: (statement) => this.alongCommit.push(statement),
         onCommit: (callback) => this.committed.push(callback),
+        beforeAnswer: (wait) => this.beforeAnswer.push(wait),
         onRollback: (callback) => this.rolledBack.push(callback),
         sole: (write, answer) => this.sole(write, answer),
       });
@@ -129,6 +138,7 @@ class PipelinedTransaction {
       // Its effects are undone: nothing to announce, and what it took is given back.
       this.alongCommit = [];
       this.committed = [];
+      this.beforeAnswer = [];
       this.settle(false);
     }
     if (this.refused) return this.refused; // the operation swallowed the claim's refusal

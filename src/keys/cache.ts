@@ -43,6 +43,10 @@ export function keyCache(
       }
     },
 
+    /** A capability left: its keys are refused from now on, not a cache's life later. */
+    forgetCapability: (name: string) =>
+      checks.forgetWhere((check) => check.kind === 'valid' && check.principal.capability === name),
+
     /** Keeps the keys in use fresh, in one lookup a second (refresh-ahead.ts). */
     refresh: () => checks.refresh(),
     start: () => checks.start(),

@@ -26,6 +26,8 @@ const IDLE_MS = 2000;
 /** how long a spent day is believed before the database is asked again (a raised limit shows then) */
 const SPENT_TTL_MS = 1000;
 const BLOCK_MAX = 1000;
+/** the longest a capability's reservation lives (metering's ttlSeconds ≤ 900), and a margin */
+const RESERVATION_LIFE_MS = 16 * 60_000;
 const BLOCK_SHARE = 16;
 
 export interface DailyLimit {
@@ -71,31 +73,49 @@ interface Allowance {
   spentAt: number | undefined;
   reserving: Promise<void> | undefined;
   usedAt: number;
+  /** dropped by a change of the limits: what comes back to it goes straight back to its day */
+  forgotten?: boolean;
 }
 
 /**
  * `defaults`: the limits every project has unless it has its own (the capabilities' defaults, then the
  * installation's PLATFORM_DAILY_LIMITS over them), asked anew each time a project's limits are read.
  */
-export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults: () => DailyLimit[] }) {
+export function usageLimits(deps: {
+  db: Db;
+  clock: Clock;
+  meter: Meter;
+  defaults: () => DailyLimit[];
+  /** whether this process's settings lease is held: without it, limits are read anew (settings/lease.ts) */
+  bound: () => boolean;
+}) {
   const allowances = new Map<string, Allowance>();
+  // When each project's limits last changed (and when all of them may have, this process's start
+  // included): what a reservation taken before then gives back goes to its day, not to an allowance
+  // under the new limit, which would admit it again past that limit.
+  const changedAt = new Map<string, number>();
+  let allChangedAt = 0;
+  const changedWithin = (projectId: string, ms: number) =>
+    Math.max(changedAt.get(projectId) ?? 0, allChangedAt) > Date.now() - ms;
   const store = usageStore(deps.db);
   let sweeper: NodeJS.Timeout | undefined;
   const defaults = () => new Map(deps.defaults().map((l) => [`${l.capability}/${l.metric}`, l.dailyLimit]));
   /** each project's limits, believed for 5 s, refreshed ahead while in use (refresh-ahead.ts) */
+  async function loadMany(projectIds: string[]) {
+    const limits = new Map(projectIds.map((id) => [id, defaults()]));
+    for (const row of await store.limits(projectIds))
+      limits.get(row.project_id)?.set(`${row.capability}/${row.metric}`, row.daily_limit);
+    return limits;
+  }
   const limitsCache = new RefreshAhead<string, Map<string, number>>({
     max: 100_000,
     ttlMs: LIMITS_TTL_MS,
-    async loadMany(projectIds) {
-      const limits = new Map(projectIds.map((id) => [id, defaults()]));
-      for (const row of await store.limits(projectIds))
-        limits.get(row.project_id)?.set(`${row.capability}/${row.metric}`, row.daily_limit);
-      return limits;
-    },
+    loadMany,
   });
 
   async function limitsOf(projectId: string): Promise<Map<string, number>> {
     try {
+      if (!deps.bound()) return (await loadMany([projectId])).get(projectId) as Map<string, number>;
       return await limitsCache.get(projectId);
     } catch (error) {
       if (!isUnavailable(error)) throw error;
@@ -138,8 +158,23 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
       granted = Math.max(0, Math.min(block, limit - allowance.reserved)); // the last count known
       allowance.reserved += granted;
     }
-    allowance.left += granted;
     allowance.spentAt = granted > 0 ? undefined : Date.now();
+    returnTo(allowance, granted);
+  }
+
+  /** Puts n back into an allowance; one a change of limits dropped hands it back to its day at once. */
+  function returnTo(allowance: Allowance, n: number) {
+    allowance.left += n;
+    if (allowance.forgotten) void giveBackAll([allowance]);
+  }
+
+  /** Drops allowances (their limits changed) and hands back what they hold. */
+  async function drop(these: [string, Allowance][]) {
+    for (const [id, allowance] of these) {
+      allowances.delete(id);
+      allowance.forgotten = true;
+    }
+    await giveBackAll(these.map(([, allowance]) => allowance));
   }
 
   /** Takes every unused allowance of `these` back from this process, and hands them to their days at once. */
@@ -181,7 +216,7 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
         const limit = (await limitsOf(projectId)).get(`${capability}/${metric}`);
         if (limit === undefined) return () => {};
         const allowance = allowanceOf(projectId, capability, metric, limit);
-        if (takeFrom(allowance, n)) return () => (allowance.left += n);
+        if (takeFrom(allowance, n)) return () => returnTo(allowance, n);
         if (spent(allowance)) throw refusal(allowance);
         allowance.reserving ??= reserve(allowance, n).finally(() => {
           allowance.reserving = undefined;
@@ -195,7 +230,7 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
      * is spent), undefined when take must be called.
      */
     tryTake(projectId: string, capability: string, metric: string, n = 1): boolean | undefined {
-      const limits = limitsCache.fresh(projectId);
+      const limits = deps.bound() ? limitsCache.fresh(projectId) : undefined;
       if (!limits) return undefined;
       const limit = limits.get(`${capability}/${metric}`);
       if (limit === undefined) return true;
@@ -218,12 +253,13 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
     /**
      * Takes back into this process's allowance what was taken and then not used (a reservation released,
      * or committed for less): it is still reserved in the database, so it needs no write, and goes back to
-     * the day with the rest of the allowance once unused for 2 s. Of another day, it goes back at once.
+     * the day with the rest of the allowance once unused for 2 s. Of another day, or taken before the
+     * project's limits last changed (as far as this process knows), it goes back to its day at once.
      */
     async credit(projectId: string, capability: string, metric: string, day: string, n: number) {
       const limit = (await limitsOf(projectId)).get(`${capability}/${metric}`);
       if (limit === undefined || n <= 0) return;
-      if (day !== deps.meter.dayOf(deps.clock.now())) {
+      if (day !== deps.meter.dayOf(deps.clock.now()) || changedWithin(projectId, RESERVATION_LIFE_MS)) {
         await store.giveBack([{ key: { projectId, day, capability, metric }, unused: n }]);
         return;
       }
@@ -231,6 +267,24 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
       allowance.left += n;
       allowance.spentAt = undefined;
       allowance.usedAt = Date.now();
+    },
+
+    /**
+     * A project's limits changed: forgets them and every allowance this process holds under them (handed
+     * back to their days before this resolves), so the next take reads the new limit and reserves under it.
+     */
+    async forget(projectId: string) {
+      limitsCache.forget(projectId);
+      changedAt.set(projectId, Date.now());
+      await drop([...allowances].filter(([id]) => id.startsWith(`${projectId}|`)));
+    },
+
+    /** Every limit may have changed (the last change at `lastChangeMs`): forgets them all and every allowance. */
+    async forgetAll(lastChangeMs: number) {
+      limitsCache.clear();
+      allChangedAt = lastChangeMs;
+      changedAt.clear();
+      await drop([...allowances]);
     },
 
     /** Forgets that the day looked spent, so that the next take asks the database (room was given back). */
@@ -265,6 +319,8 @@ export function usageLimits(deps: { db: Db; clock: Clock; meter: Meter; defaults
         const day = deps.meter.dayOf(deps.clock.now());
         const now = Date.now();
         const idle: Allowance[] = [];
+        for (const [projectId, at] of changedAt)
+          if (at < now - RESERVATION_LIFE_MS) changedAt.delete(projectId);
         for (const [id, allowance] of allowances) {
           if (allowance.key.day !== day) allowances.delete(id);
           else if (allowance.left > 0 && now - allowance.usedAt > IDLE_MS) idle.push(allowance);

@@ -1,10 +1,12 @@
 // A project's daily limits as operators set them: the installation's defaults (PLATFORM_DAILY_LIMITS),
 // overridden per project. Only a metric some capability counts can be limited (the registry says which);
-// setting and clearing an override is audited. Every process applies a change within 5 s.
+// setting and clearing an override is audited. Every process applies a change before its answer
+// (settings/lease.ts).
 
 import { capabilityStore } from '../capabilities/store.ts';
 import { PlatformError } from '../errors.ts';
 import type { CapabilityRegistry } from '../registry.ts';
+import { bindAtAnswer } from '../settings/lease.ts';
 import type { Work } from '../work.ts';
 import type { DailyLimit } from './limits.ts';
 import { usageStore } from './store.ts';
@@ -14,7 +16,7 @@ export interface EffectiveLimit extends DailyLimit {
 }
 
 export const limitOverrides = (
-  { db, audit }: Work,
+  { db, hooks, audit }: Work,
   deps: { registry: CapabilityRegistry; defaults: () => DailyLimit[] },
 ) => {
   const store = usageStore(db);
@@ -46,6 +48,7 @@ export const limitOverrides = (
     async set(projectId: string, limit: DailyLimit): Promise<EffectiveLimit> {
       await requireKnown(limit.capability, limit.metric);
       await store.setLimit(projectId, limit.capability, limit.metric, limit.dailyLimit);
+      await bindAtAnswer({ db, hooks }, { kind: 'limits', projectId });
       audit({
         action: 'limit.set',
         projectId,
@@ -59,6 +62,7 @@ export const limitOverrides = (
     async clear(projectId: string, capability: string, metric: string) {
       await requireKnown(capability, metric);
       if (!(await store.clearLimit(projectId, capability, metric))) return;
+      await bindAtAnswer({ db, hooks }, { kind: 'limits', projectId });
       audit({
         action: 'limit.cleared',
         projectId,

@@ -612,7 +612,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Set the project's daily limit of a metric (every process applies it within 5 s) */
+        /** Set the project's daily limit of a metric (every process applies it before this answer) */
         put: operations["setProjectLimit"];
         post?: never;
         /** Clear the project's daily limit of a metric: back to the default */
@@ -668,7 +668,11 @@ export interface paths {
         get: operations["getCapability"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Remove a capability: its keys, routes, providers, scopes and pending erasure tasks go
+         * @description Its keys are removed and its gateway routes answer 404; its providers leave health; its pending erasure tasks are skipped; its event types and scopes are no longer known. Its usage history, events and deliveries are kept. Every process applies it before this answer. The name can be registered again, as a new capability.
+         */
+        delete: operations["removeCapability"];
         options?: never;
         head?: never;
         /**
@@ -1636,7 +1640,7 @@ export interface components {
                 keyId?: string;
             };
             /** @enum {string} */
-            action: "project.created" | "project.updated" | "key.created" | "key.revoked" | "limit.set" | "limit.cleared" | "subject.erased" | "portal_session.created" | "portal_session.revoked" | "endpoint.created" | "endpoint.deleted" | "endpoint.secret_rotated" | "endpoint.secret_retired" | "endpoint.updated" | "capability.created" | "capability.updated" | "capability.manifest_put" | "capability.secret_rotated" | "capability.secret_retired";
+            action: "project.created" | "project.updated" | "key.created" | "key.revoked" | "limit.set" | "limit.cleared" | "subject.erased" | "portal_session.created" | "portal_session.revoked" | "endpoint.created" | "endpoint.deleted" | "endpoint.secret_rotated" | "endpoint.secret_retired" | "endpoint.updated" | "capability.created" | "capability.updated" | "capability.manifest_put" | "capability.secret_rotated" | "capability.secret_retired" | "capability.removed";
             projectId: string | null;
             target: {
                 type: string;
@@ -6364,7 +6368,7 @@ export interface operations {
         parameters: {
             query?: {
                 projectId?: string;
-                action?: "project.created" | "project.updated" | "key.created" | "key.revoked" | "limit.set" | "limit.cleared" | "subject.erased" | "portal_session.created" | "portal_session.revoked" | "endpoint.created" | "endpoint.deleted" | "endpoint.secret_rotated" | "endpoint.secret_retired" | "endpoint.updated" | "capability.created" | "capability.updated" | "capability.manifest_put" | "capability.secret_rotated" | "capability.secret_retired";
+                action?: "project.created" | "project.updated" | "key.created" | "key.revoked" | "limit.set" | "limit.cleared" | "subject.erased" | "portal_session.created" | "portal_session.revoked" | "endpoint.created" | "endpoint.deleted" | "endpoint.secret_rotated" | "endpoint.secret_retired" | "endpoint.updated" | "capability.created" | "capability.updated" | "capability.manifest_put" | "capability.secret_rotated" | "capability.secret_retired" | "capability.removed";
                 since?: string;
                 /** @description rows per page, default 20 */
                 limit?: number;
@@ -6679,6 +6683,110 @@ export interface operations {
             };
             /** @description a problem (RFC 9457): see its code */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    removeCapability: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

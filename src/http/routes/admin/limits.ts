@@ -61,7 +61,7 @@ export const adminLimitRoutes = routes([EffectiveLimitSchema, EffectiveLimitsSch
       schema: {
         ...byLimit,
         operationId: 'setProjectLimit',
-        summary: "Set the project's daily limit of a metric (every process applies it within 5 s)",
+        summary: "Set the project's daily limit of a metric (every process applies it before this answer)",
         body: LimitBodySchema,
         response: { 200: ref('EffectiveLimit'), ...errorResponses(400, 403, 404, 409, 413, 415, 422) },
       },
