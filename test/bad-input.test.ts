@@ -202,6 +202,39 @@ describe('bad input', () => {
     assert.match(create.body.detail, /1 MiB/);
   });
 
+  test('a 10 MiB body gets its 413 while the client is still writing: no EPIPE, and the connection serves again', async () => {
+    const url = new URL(service.baseUrl);
+    const body = Buffer.alloc(10 * 1024 * 1024, 'a');
+    for (let round = 0; round < 5; round++) {
+      const head = [
+        'POST /core/v1/events HTTP/1.1',
+        `host: ${url.host}`,
+        `x-api-key: ${tenant.key}`,
+        `idempotency-key: big-${round}`,
+        'content-type: application/json',
+        `content-length: ${body.length}`,
+      ];
+      const next = `GET /core/v1/projects/me HTTP/1.1\r\nhost: ${url.host}\r\nx-api-key: ${tenant.key}\r\nconnection: close\r\n\r\n`;
+      const answer = await new Promise<string>((resolve, reject) => {
+        let text = '';
+        const socket = net.connect(Number(url.port), url.hostname, () => {
+          socket.write(`${head.join('\r\n')}\r\n\r\n`);
+          socket.write(body, (error) => (error ? reject(error) : socket.write(next)));
+        });
+        socket.on('data', (data) => {
+          text += data;
+        });
+        socket.on('error', (error) =>
+          reject(new Error(`${error.message} after ${JSON.stringify(text.slice(0, 40))}`)),
+        );
+        socket.on('end', () => resolve(text));
+      });
+      assert.match(answer, /^HTTP\/1\.1 413 /, `round ${round}`);
+      assert.match(answer, /"code":"PAYLOAD_TOO_LARGE"/);
+      assert.match(answer, /HTTP\/1\.1 200 OK[\s\S]*"slug"/, 'the next request on the same connection');
+    }
+  });
+
   test('errors of the HTTP parser are problems too, with a code and an x-request-id', async () => {
     const host = 'Host: 127.0.0.1\r\n';
     const cases: [string, string | Buffer, number, string][] = [

@@ -24,6 +24,7 @@ import { registerBodyParsers } from './body.ts';
 import { clientErrorHandler } from './client-errors.ts';
 import { type Drain, registerDrain } from './drain.ts';
 import { toPlatformError } from './fault.ts';
+import { lingerAfterRefusal } from './linger.ts';
 import { registerGateway } from './gateway.ts';
 import { registerIdempotency } from './idempotency.ts';
 import { registerRequestLimits } from './limits.ts';
@@ -172,6 +173,7 @@ export async function buildApp(context: Context, servicesOf: (work: Work) => Ser
       const { statusCode, body } = await onOutage(request);
       return reply.code(statusCode).send(body);
     }
+    if (failure.status === 413) lingerAfterRefusal(request, reply);
     return sendProblem(reply, failure, request.id);
   });
   app.setNotFoundHandler((request) => {
