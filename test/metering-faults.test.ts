@@ -3,6 +3,7 @@
 // flight, and PostgreSQL restarted under load. Each record is counted once: never twice, and never lost
 // once its batch was answered 200.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -69,6 +70,65 @@ async function answerLosingProxy(target: URL) {
   return `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
 }
 
+/** Where a `serve` process under test reaches the database: through a proxy we can cut, for a server. */
+async function outageUrl() {
+  if (embedded) return databaseUrl;
+  const proxy = await startProxy(databaseAddress(databaseUrl));
+  proxy$.push(proxy);
+  after(() => proxy.close());
+  return `postgresql://postgres@127.0.0.1:${proxy.port}${new URL(databaseUrl).pathname}`;
+}
+const proxy$: Awaited<ReturnType<typeof startProxy>>[] = [];
+
+/**
+ * Runs `clients` loops of `step` while PostgreSQL restarts (or, for a server, while its proxy cuts every
+ * connection for 2 s); every status the steps met, counted. Fails on any 500: an outage is a 503.
+ */
+async function throughARestart(
+  serve: Awaited<ReturnType<typeof startProcess>>,
+  step: (stopping: () => boolean) => Promise<string[]>,
+  clients = 8,
+) {
+  const statuses = new Map<string, number>();
+  let stopping = false;
+  const loops = Array.from({ length: clients }, async () => {
+    while (!stopping)
+      for (const status of await step(() => stopping)) statuses.set(status, (statuses.get(status) ?? 0) + 1);
+  });
+  const dataDir = embedded ? path.dirname(new URL(adminUrl()).searchParams.get('host') as string) : '';
+  const proxy = proxy$.at(-1);
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  if (proxy) await proxy.cut();
+  else await (await openEmbeddedCluster(dataDir, () => {})).stop();
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  if (proxy) await proxy.restore();
+  else await openEmbeddedCluster(dataDir, () => {});
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  stopping = true;
+  await Promise.all(loops);
+  assert.equal(serve.child.exitCode, null, 'serve stayed up');
+  const met = [...statuses.keys()].filter((s) => !['200', '201', '429', 'commit 200'].includes(s));
+  assert.ok(met.length > 0, `the outage was met: ${JSON.stringify([...statuses])}`);
+  const faults = serve
+    .output()
+    .split('\n')
+    .filter((line) => line.includes('INTERNAL'));
+  assert.ok(
+    ![...statuses.keys()].some((s) => s.endsWith('500')),
+    `an outage is a 503, never a 500: ${JSON.stringify([...statuses])}\n${faults.slice(0, 5).join('\n')}`,
+  );
+  if (process.env.SHOW_STATUSES) console.log(JSON.stringify([...statuses]));
+  return statuses;
+}
+
+const post = (baseUrl: string, path: string, body: unknown) =>
+  fetch(`${baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'x-api-key': cap.key, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(20_000),
+  }).catch((error: Error) => ({ status: error.name, json: async () => ({}) }) as unknown as Response);
+
 describe('usage counted exactly once through faults', () => {
   test('a batch whose answer was lost, retried: every record a duplicate, counted once', async () => {
     const tenant = await setup.tenant();
@@ -113,44 +173,58 @@ describe('usage counted exactly once through faults', () => {
     timeout: 120_000,
   }, async () => {
     const tenant = await setup.tenant();
-    const proxy = embedded ? undefined : await startProxy(databaseAddress(databaseUrl));
-    if (proxy) after(() => proxy.close());
-    const url = proxy
-      ? `postgresql://postgres@127.0.0.1:${proxy.port}${new URL(databaseUrl).pathname}`
-      : databaseUrl;
-    const serve = await startProcess('serve', env(url));
-    const statuses = new Map<string, number>();
+    const serve = await startProcess('serve', env(await outageUrl()));
     let next = 0;
-    let stopping = false;
-    const loops = Array.from({ length: 8 }, async () => {
-      while (!stopping) {
-        const batch = batchOf(tenant.projectId, `restart-${next++}`, 200);
-        for (;;) {
-          const status = await send(serve.baseUrl, batch, AbortSignal.timeout(20_000)).then(
-            (r) => String(r.status),
-            (error: Error) => error.name,
-          );
-          statuses.set(status, (statuses.get(status) ?? 0) + 1);
-          if (status === '200') break;
-          await new Promise((resolve) => setTimeout(resolve, 200));
-        }
+    const statuses = await throughARestart(serve, async (stopping) => {
+      const batch = batchOf(tenant.projectId, `restart-${next++}`, 200);
+      const seen: string[] = [];
+      for (;;) {
+        const status = await send(serve.baseUrl, batch, AbortSignal.timeout(20_000)).then(
+          (r) => String(r.status),
+          (error: Error) => error.name,
+        );
+        seen.push(status);
+        if (status === '200' || stopping()) return seen;
+        await new Promise((resolve) => setTimeout(resolve, 200));
       }
     });
-    const dataDir = embedded ? path.dirname(new URL(adminUrl()).searchParams.get('host') as string) : '';
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    if (proxy) await proxy.cut();
-    else await (await openEmbeddedCluster(dataDir, () => {})).stop();
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    if (proxy) await proxy.restore();
-    else await openEmbeddedCluster(dataDir, () => {});
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    stopping = true;
-    await Promise.all(loops);
-    assert.equal(serve.child.exitCode, null, 'serve stayed up');
-    assert.ok(
-      [...statuses.keys()].some((s) => s !== '200'),
-      `the outage was met: ${JSON.stringify([...statuses])}`,
-    );
+    // A batch left unanswered when the load stopped is sent once more, now the database is back.
+    for (let i = 0; i < next; i++) await send(serve.baseUrl, batchOf(tenant.projectId, `restart-${i}`, 200));
     assert.equal(await counted(tenant.projectId), next * 200, JSON.stringify([...statuses]));
+  });
+
+  test('PostgreSQL restarted under reservations from 16 clients: never past the limit, every failure a 503', {
+    timeout: 120_000,
+  }, async () => {
+    const tenant = await setup.tenant();
+    const operator = await setup.operator();
+    const limited = await setup.request('PUT', `/admin/v1/projects/${tenant.projectId}/limits/faulty/units`, {
+      key: operator.key,
+      body: { dailyLimit: 800 },
+      headers: { 'idempotency-key': 'limit-800' },
+    });
+    assert.equal(limited.status, 200, limited.text);
+    const serve = await startProcess('serve', env(await outageUrl()));
+    const statuses = await throughARestart(
+      serve,
+      async () => {
+        const reserved = await post(serve.baseUrl, '/capability/v1/reservations', {
+          projectId: tenant.projectId,
+          metric: 'units',
+          amount: 1,
+        });
+        if (reserved.status !== 201) return [String(reserved.status)];
+        const id = ((await reserved.json()) as { id: string }).id;
+        const committed = await post(serve.baseUrl, `/capability/v1/reservations/${id}/commit`, {
+          amount: 1,
+        });
+        return ['201', `commit ${committed.status}`];
+      },
+      16,
+    );
+    const today = await setup.request('GET', `/capability/v1/limits/${tenant.projectId}/units`, {
+      key: cap.key,
+    });
+    assert.ok(today.body.used + today.body.reserved <= 800, JSON.stringify(today.body));
   });
 });

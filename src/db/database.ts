@@ -297,13 +297,28 @@ export function pgCode(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-/** Errors that mean "the database cannot be reached", as opposed to a bad query. */
-export function isUnavailable(error: unknown): boolean {
+/**
+ * Errors that mean "the database cannot be reached", as opposed to a bad query: the error itself, or what
+ * it wraps (its `cause`, or each of an AggregateError's `errors`: a connect that tried every address).
+ */
+export function isUnavailable(error: unknown, depth = 0): boolean {
+  if (isUnavailableItself(error)) return true;
+  if (depth > 3 || typeof error !== 'object' || error === null) return false;
+  const { cause, errors } = error as { cause?: unknown; errors?: unknown };
+  if (cause !== undefined && isUnavailable(cause, depth + 1)) return true;
+  return Array.isArray(errors) && errors.some((inner) => isUnavailable(inner, depth + 1));
+}
+
+function isUnavailableItself(error: unknown): boolean {
   const code = pgCode(error);
   if (code !== undefined) {
     // node networking errors; PostgreSQL's connection exception and operator intervention classes (a
     // restart, a shutdown), and too many connections (53300)
-    if (['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(code))
+    if (
+      ['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH'].includes(
+        code,
+      )
+    )
       return true;
     if (code.startsWith('08') || code.startsWith('57P') || code === '53300') return true;
   }

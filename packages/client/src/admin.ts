@@ -75,6 +75,8 @@ export class PlatformAdminClient {
       this.#t.call('post', `${CAPABILITY}/rotate-signing-secret`, { params: { name } }, o),
     retirePreviousSigningSecret: (name: string, o?: CallOptions) =>
       this.#t.call('post', `${CAPABILITY}/retire-previous-signing-secret`, { params: { name } }, o),
+    /** The capability leaves: its keys, routes, providers and pending erasure tasks go; its history stays. */
+    remove: (name: string, o?: CallOptions) => this.#t.call('delete', CAPABILITY, { params: { name } }, o),
   };
 
   readonly audit = {
