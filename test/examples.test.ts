@@ -4,12 +4,14 @@
 // AI reserves tokens before its model runs; each answers erasure, Notify pushed, AI by pulling.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { expectProblem, startService } from './helpers/app.ts';
-import { freshDatabase } from './helpers/database.ts';
 import { eventually, startReceiver } from './helpers/receiver.ts';
 
 // The e-mail provider Notify sends through: up or down as the test says.
@@ -66,12 +68,12 @@ async function run(name: string, env: (capability: { key: string; signingSecret:
   return capability;
 }
 
-const notifyDatabase = await freshDatabase();
+const notifyData = path.join(await mkdtemp(path.join(tmpdir(), 'notify-')), 'notify.db');
 await run('notify', (capability) => ({
   NOTIFY_CAPABILITY_KEY: capability.key,
   NOTIFY_SIGNING_SECRETS: capability.signingSecret,
   NOTIFY_PROVIDER_URL: `http://127.0.0.1:${(provider.address() as AddressInfo).port}`,
-  NOTIFY_DATABASE_URL: notifyDatabase,
+  NOTIFY_DATA: notifyData,
   NOTIFY_BREAKER_REPORT_MS: '200',
   // Open for 4 s: longer than a report's interval and health's cached read (1 s) together, with room for a
   // loaded machine, so health is sure to read the open breaker before it half-opens.

@@ -3,7 +3,14 @@
 // model used, and releases everything if the model fails: a project never runs past its day, however many
 // requests race. It keeps each prompt by the end user it was for, and erases them by pull: it reads its
 // erasure tasks from the platform and answers each.
-import { Capability, fastifyGateway, type GatewayCaller, PlatformError } from '@platform-core/capability';
+import { readFileSync } from 'node:fs';
+import {
+  Capability,
+  fastifyGateway,
+  type GatewayCaller,
+  type Manifest,
+  PlatformError,
+} from '@platform-core/capability';
 import Fastify from 'fastify';
 
 declare module 'fastify' {
@@ -12,15 +19,17 @@ declare module 'fastify' {
   }
 }
 
-const need = (name: string) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is required`);
-  return value;
-};
-const platform = new Capability({ apiKey: need('AI_CAPABILITY_KEY'), baseUrl: need('PLATFORM_URL') });
-const SECRETS = need('AI_SIGNING_SECRETS').split(',');
+const env = process.env;
+const PLATFORM_URL = env.PLATFORM_URL ?? 'http://127.0.0.1:8080';
+// Its key and signing secret: from the environment, or from what `platform capabilities create ai --json`
+// printed, saved as capability.json beside this README.
+const { key, signingSecret } = env.AI_CAPABILITY_KEY
+  ? { key: env.AI_CAPABILITY_KEY, signingSecret: env.AI_SIGNING_SECRETS ?? '' }
+  : JSON.parse(readFileSync(new URL('../capability.json', import.meta.url), 'utf8'));
+const platform = new Capability({ apiKey: key, baseUrl: PLATFORM_URL });
+const SECRETS = String(signingSecret).split(',');
 
-await platform.manifest.put({
+const MANIFEST: Manifest = {
   description: 'Completions, metered in tokens.',
   scopes: [{ name: 'ai:complete', description: 'Ask for completions' }],
   metrics: [
@@ -30,7 +39,14 @@ await platform.manifest.put({
   providers: [], // its stand-in model runs in process: no breaker to report
   erasure: { mode: 'pull' },
   gateway: { routes: [{ method: 'POST', path: '/v1/completions', scope: 'ai:complete', idempotent: true }] },
-});
+};
+try {
+  await platform.manifest.put(MANIFEST);
+} catch (error) {
+  if (!(error instanceof PlatformError) || error.status !== 0) throw error;
+  console.error(`ai: no answer from the platform at PLATFORM_URL=${PLATFORM_URL}: is it running there?`);
+  process.exit(1);
+}
 
 /** Prompts kept by project and end user (this example keeps them in memory; a real one in its database). */
 const prompts = new Map<string, string[]>();
@@ -83,13 +99,12 @@ async function eraseAsked() {
 }
 const polling = setInterval(
   () => void eraseAsked().catch((error) => console.error('reading erasure tasks failed', error)),
-  Number(process.env.AI_ERASURE_POLL_MS ?? 5000),
+  Number(env.AI_ERASURE_POLL_MS ?? 5000),
 );
 
-const address = await app.listen({
-  port: Number(process.env.PORT ?? 4200),
-  host: process.env.HOST ?? '127.0.0.1',
-});
+app.get('/healthz', async () => ({ ok: true }));
+
+const address = await app.listen({ port: Number(env.PORT ?? 4200), host: env.HOST ?? '127.0.0.1' });
 console.log(`ai listening on ${address}`);
 for (const signal of ['SIGTERM', 'SIGINT'] as const)
   process.once(signal, async () => {

@@ -5,10 +5,12 @@
 // what it sent by recipient, publishes notify.message.sent for the project, reports its breaker, and
 // erases a person's messages when the platform asks (a signed push).
 import { randomUUID } from 'node:crypto';
-import { Capability, fastifyGateway, type GatewayCaller } from '@platform-core/capability';
+import { readFileSync } from 'node:fs';
+import { Capability, fastifyGateway, type GatewayCaller, PlatformError } from '@platform-core/capability';
 import { verifyWebhook, WebhookVerificationError } from '@platform-core/webhooks';
 import Fastify from 'fastify';
 import CircuitBreaker from 'opossum';
+import { startMailbox } from './mailbox.ts';
 import { MANIFEST } from './manifest.ts';
 import { messageStore } from './store.ts';
 
@@ -18,19 +20,28 @@ declare module 'fastify' {
   }
 }
 
-const need = (name: string) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is required`);
-  return value;
-};
-const PLATFORM_URL = need('PLATFORM_URL');
-const SECRETS = need('NOTIFY_SIGNING_SECRETS').split(',');
-const PROVIDER_URL = need('NOTIFY_PROVIDER_URL');
+const env = process.env;
+const HOST = env.HOST ?? '127.0.0.1';
+const PLATFORM_URL = env.PLATFORM_URL ?? 'http://127.0.0.1:8080';
+// Its key and signing secret: from the environment, or from what `platform capabilities create notify
+// --json` printed, saved as capability.json beside this README.
+const created = () => JSON.parse(readFileSync(new URL('../capability.json', import.meta.url), 'utf8'));
+const { key, signingSecret } = env.NOTIFY_CAPABILITY_KEY
+  ? { key: env.NOTIFY_CAPABILITY_KEY, signingSecret: env.NOTIFY_SIGNING_SECRETS ?? '' }
+  : created();
+const SECRETS = String(signingSecret).split(',');
+const PROVIDER_URL =
+  env.NOTIFY_PROVIDER_URL ?? (await startMailbox(Number(env.NOTIFY_MAILBOX_PORT ?? 4101), HOST)).url;
 
-const platform = new Capability({ apiKey: need('NOTIFY_CAPABILITY_KEY'), baseUrl: PLATFORM_URL });
-const messages = messageStore(need('NOTIFY_DATABASE_URL'));
-await messages.migrate();
-await platform.manifest.put(MANIFEST);
+const platform = new Capability({ apiKey: key, baseUrl: PLATFORM_URL });
+const messages = messageStore(env.NOTIFY_DATA ?? new URL('../.data/notify.db', import.meta.url).pathname);
+try {
+  await platform.manifest.put(MANIFEST);
+} catch (error) {
+  if (!(error instanceof PlatformError) || error.status !== 0) throw error;
+  console.error(`notify: no answer from the platform at PLATFORM_URL=${PLATFORM_URL}: is it running there?`);
+  process.exit(1);
+}
 
 /** One message handed to the provider's HTTP API; any answer but 2xx is a failure the breaker counts. */
 async function deliver(message: { to: string; subject: string; text: string }) {
@@ -46,13 +57,13 @@ const mailer = new CircuitBreaker(deliver, {
   timeout: 3000,
   errorThresholdPercentage: 50,
   volumeThreshold: 2,
-  resetTimeout: Number(process.env.NOTIFY_BREAKER_RESET_MS ?? 10_000),
+  resetTimeout: Number(env.NOTIFY_BREAKER_RESET_MS ?? 10_000),
 });
 const reporter = platform
   .breakerReporter({
-    instance: process.env.NOTIFY_INSTANCE,
+    instance: env.NOTIFY_INSTANCE,
     breakers: { mailer },
-    intervalMs: Number(process.env.NOTIFY_BREAKER_REPORT_MS ?? 10_000),
+    intervalMs: Number(env.NOTIFY_BREAKER_REPORT_MS ?? 10_000),
     onError: (error) => console.error('reporting the breaker failed', error),
   })
   .start();
@@ -86,7 +97,7 @@ app.post('/v1/messages', { preHandler: viaGateway }, async (request, reply) => {
     return reply.code(503).send({ error: mailer.opened ? 'the provider is unavailable' : String(error) });
   }
   const id = randomUUID();
-  await messages.insert({ id, projectId, to: to.toLowerCase(), subject });
+  messages.insert({ id, projectId, to: to.toLowerCase(), subject });
   await platform.publish({
     projectId,
     type: 'notify.message.sent',
@@ -99,7 +110,7 @@ app.post('/v1/messages', { preHandler: viaGateway }, async (request, reply) => {
 
 app.get('/v1/messages/:id', { preHandler: viaGateway }, async (request, reply) => {
   const { id } = request.params as { id: string };
-  const message = /^[0-9a-f-]{36}$/.test(id) ? await messages.find(caller(request).projectId, id) : undefined;
+  const message = /^[0-9a-f-]{36}$/.test(id) ? messages.find(caller(request).projectId, id) : undefined;
   return message ? message : reply.code(404).send({ error: 'no such message' });
 });
 
@@ -112,8 +123,7 @@ app.post('/erasure', async (request, reply) => {
       request.headers,
       SECRETS,
     );
-    const erased =
-      asked.subject.type === 'email' ? await messages.erase(asked.projectId, asked.subject.value) : 0;
+    const erased = asked.subject.type === 'email' ? messages.erase(asked.projectId, asked.subject.value) : 0;
     return { erased };
   } catch (error) {
     if (error instanceof WebhookVerificationError) return reply.code(401).send({ error: error.message });
@@ -121,16 +131,15 @@ app.post('/erasure', async (request, reply) => {
   }
 });
 
-const address = await app.listen({
-  port: Number(process.env.PORT ?? 4100),
-  host: process.env.HOST ?? '127.0.0.1',
-});
+app.get('/healthz', async () => ({ ok: true, breaker: mailer.opened ? 'open' : 'closed' }));
+
+const address = await app.listen({ port: Number(env.PORT ?? 4100), host: HOST });
 console.log(`notify listening on ${address}`);
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const)
   process.once(signal, async () => {
     reporter.stop();
     await app.close();
-    await messages.close();
+    messages.close();
     process.exit(0);
   });

@@ -1,5 +1,8 @@
-// Notify's own tables: what it sent, tagged by recipient, so that a person's messages can be erased.
-import pg from 'pg';
+// Notify's own store: what it sent, tagged by recipient, so that a person's messages can be erased. An
+// embedded SQLite file (node:sqlite, built into Node.js): nothing to install or create beforehand.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 
 export interface Message {
   id: string;
@@ -9,39 +12,32 @@ export interface Message {
   sentAt: string;
 }
 
-export function messageStore(url: string) {
-  const pool = new pg.Pool({ connectionString: url, max: 5 });
+export function messageStore(file: string) {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const db = new DatabaseSync(file);
+  db.exec(`create table if not exists notify_messages (
+    id text primary key, project_id text not null, recipient text not null, subject text not null,
+    sent_at text not null default (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')));
+  create index if not exists notify_messages_recipient on notify_messages (project_id, recipient);`);
+  const insert = db.prepare(
+    'insert into notify_messages (id, project_id, recipient, subject) values (?, ?, ?, ?)',
+  );
+  const find = db.prepare(
+    `select id, project_id as projectId, recipient as "to", subject, sent_at as sentAt
+       from notify_messages where project_id = ? and id = ?`,
+  );
+  const erase = db.prepare('delete from notify_messages where project_id = ? and recipient = ?');
   return {
-    async migrate() {
-      await pool.query(`create table if not exists notify_messages (
-        id uuid primary key, project_id uuid not null, recipient text not null, subject text not null,
-        sent_at timestamptz not null default now())`);
-      await pool.query(
-        'create index if not exists notify_messages_recipient on notify_messages (project_id, recipient)',
-      );
+    insert(message: Omit<Message, 'sentAt'>) {
+      insert.run(message.id, message.projectId, message.to, message.subject);
     },
-    async insert(message: Omit<Message, 'sentAt'>) {
-      await pool.query(
-        'insert into notify_messages (id, project_id, recipient, subject) values ($1, $2, $3, $4)',
-        [message.id, message.projectId, message.to, message.subject],
-      );
-    },
-    async find(projectId: string, id: string): Promise<Message | undefined> {
-      const { rows } = await pool.query(
-        `select id, project_id as "projectId", recipient as "to", subject, sent_at as "sentAt"
-           from notify_messages where project_id = $1 and id = $2`,
-        [projectId, id],
-      );
-      return rows[0];
+    find(projectId: string, id: string): Message | undefined {
+      return find.get(projectId, id) as Message | undefined;
     },
     /** Erases a person's messages (by e-mail address): how many. */
-    async erase(projectId: string, email: string): Promise<number> {
-      const result = await pool.query(
-        'delete from notify_messages where project_id = $1 and recipient = $2',
-        [projectId, email.toLowerCase()],
-      );
-      return result.rowCount ?? 0;
+    erase(projectId: string, email: string): number {
+      return Number(erase.run(projectId, email.toLowerCase()).changes);
     },
-    close: () => pool.end(),
+    close: () => db.close(),
   };
 }
