@@ -131,7 +131,10 @@ describe('the client', () => {
       false,
     );
     await admin.capabilities.remove('clientcap');
-    assert.equal((await admin.capabilities.list()).data.some((c) => c.name === 'clientcap'), false);
+    assert.equal(
+      (await admin.capabilities.list()).data.some((c) => c.name === 'clientcap'),
+      false,
+    );
 
     // Every operation of the document was called, and nothing failed on the way.
     const document = (await service.request('GET', '/openapi.json')).body;
