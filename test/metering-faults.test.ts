@@ -193,15 +193,15 @@ describe('usage counted exactly once through faults', () => {
     assert.equal(await counted(tenant.projectId), next * 200, JSON.stringify([...statuses]));
   });
 
-  test('PostgreSQL restarted under reservations from 16 clients: never past the limit, every failure a 503', {
+  test('PostgreSQL restarted under reservations from 16 clients: never past the limit, every fault a 503', {
     timeout: 120_000,
   }, async () => {
     const tenant = await setup.tenant();
     const operator = await setup.operator();
     const limited = await setup.request('PUT', `/admin/v1/projects/${tenant.projectId}/limits/faulty/units`, {
       key: operator.key,
-      body: { dailyLimit: 800 },
-      headers: { 'idempotency-key': 'limit-800' },
+      body: { dailyLimit: 100 },
+      headers: { 'idempotency-key': 'limit-100' },
     });
     assert.equal(limited.status, 200, limited.text);
     const serve = await startProcess('serve', env(await outageUrl()));
@@ -225,6 +225,8 @@ describe('usage counted exactly once through faults', () => {
     const today = await setup.request('GET', `/capability/v1/limits/${tenant.projectId}/units`, {
       key: cap.key,
     });
-    assert.ok(today.body.used + today.body.reserved <= 800, JSON.stringify(today.body));
+    assert.ok(today.body.used + today.body.reserved <= 100, JSON.stringify(today.body));
+    assert.ok((statuses.get('commit 200') ?? 0) <= 100, JSON.stringify([...statuses]));
+    assert.ok((statuses.get('429') ?? 0) > 0, `the limit was reached: ${JSON.stringify([...statuses])}`);
   });
 });

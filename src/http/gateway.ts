@@ -98,7 +98,9 @@ async function forward(gateway: Gateway, request: FastifyRequest, reply: Fastify
 async function metered(context: Context, request: FastifyRequest, upstream: () => Promise<number>) {
   const { capability, route } = matchOf(request);
   const projectId = principalOf(request).project?.id as string;
-  const giveBack = route.metric ? await context.limits.take(projectId, capability, route.metric) : () => {};
+  const giveBack = route.metric
+    ? await context.limits.take(projectId, capability, route.metric, 1, { strict: true })
+    : () => {};
   let counted = false;
   try {
     const status = await upstream();

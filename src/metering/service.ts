@@ -19,6 +19,8 @@ import { meteringStore, type ReservationRow, type UsageRecord } from './store.ts
 
 const MAX_LATE_MS = 35 * DAY_MS;
 const MAX_EARLY_MS = 5 * 60_000;
+/** A reservation is never granted from what an outage guesses of the day: the invariant holds, or 503. */
+const STRICT = { strict: true };
 
 export interface RecordInput {
   id: string;
@@ -101,13 +103,13 @@ export const meteringService = ({ db, hooks }: Work, deps: MeteringDeps) => {
    */
   async function take(projectId: string, capability: string, metric: string, amount: number, day: string) {
     try {
-      return await deps.limits.take(projectId, capability, metric, amount);
+      return await deps.limits.take(projectId, capability, metric, amount, STRICT);
     } catch (error) {
       const refused = error instanceof PlatformError && error.code === 'USAGE_LIMIT_EXCEEDED';
       if (!refused || (await meteringStore(pool).expire(projectId, day, capability, metric)) === 0)
         throw error;
       deps.limits.forgetSpent(projectId, capability, metric);
-      return deps.limits.take(projectId, capability, metric, amount);
+      return deps.limits.take(projectId, capability, metric, amount, STRICT);
     }
   }
 

@@ -75,6 +75,10 @@ interface Allowance {
   usedAt: number;
   /** dropped by a change of the limits: what comes back to it goes straight back to its day */
   forgotten?: boolean;
+  /** whether the database has answered one of its reservations (what it knows of the day is real) */
+  known?: boolean;
+  /** units admitted during an outage, never reserved in the database: never handed back to it */
+  unbacked: number;
 }
 
 /**
@@ -137,13 +141,27 @@ export function usageLimits(deps: {
     }
     if (!allowance) {
       const key = { projectId, day, capability, metric };
-      allowance = { key, limit, left: 0, reserved: 0, spentAt: undefined, reserving: undefined, usedAt: 0 };
+      allowance = {
+        key,
+        limit,
+        left: 0,
+        reserved: 0,
+        spentAt: undefined,
+        reserving: undefined,
+        usedAt: 0,
+        unbacked: 0,
+      };
       allowances.set(id, allowance);
     }
     return allowance;
   }
 
-  async function reserve(allowance: Allowance, n: number) {
+  /**
+   * Reserves a block for the allowance. In an outage a lenient take goes on from the day as last known
+   * (never for an allowance the database never answered: it knows nothing of the day); a strict one
+   * (a capability's reservation, a gateway route's metric) fails, and the request is a 503.
+   */
+  async function reserve(allowance: Allowance, n: number, strict: boolean) {
     const { limit } = allowance;
     // Large takes (a reservation of 4,096 tokens) get blocks of several, so they do not each write.
     const most = Math.max(BLOCK_MAX, BLOCK_SHARE * n);
@@ -153,10 +171,12 @@ export function usageLimits(deps: {
       const result = await store.reserve(allowance.key, block, limit);
       granted = result.granted;
       allowance.reserved = result.reserved;
+      allowance.known = true;
     } catch (error) {
-      if (!isUnavailable(error)) throw error;
+      if (!isUnavailable(error) || strict || !allowance.known) throw error;
       granted = Math.max(0, Math.min(block, limit - allowance.reserved)); // the last count known
       allowance.reserved += granted;
+      allowance.unbacked += granted;
     }
     allowance.spentAt = granted > 0 ? undefined : Date.now();
     returnTo(allowance, granted);
@@ -182,11 +202,14 @@ export function usageLimits(deps: {
     const returns = these
       .filter((allowance) => allowance.left > 0)
       .map((allowance) => {
-        const unused = allowance.left;
+        // What an outage admitted was never reserved: handing it back would undercount the day.
+        const unused = Math.max(0, allowance.left - allowance.unbacked);
+        allowance.reserved -= allowance.left;
         allowance.left = 0;
-        allowance.reserved -= unused;
+        allowance.unbacked = 0;
         return { key: allowance.key, unused };
-      });
+      })
+      .filter((back) => back.unused > 0);
     await store.giveBack(returns).catch(() => {}); // in an outage it stays reserved: fewer admitted
   }
 
@@ -209,16 +232,22 @@ export function usageLimits(deps: {
 
     /**
      * Takes n from today's allowance, or throws USAGE_LIMIT_EXCEEDED. Returns a function that gives the n
-     * back (for an operation that ends up not happening).
+     * back (for an operation that ends up not happening). `strict`: never from an outage's guess.
      */
-    async take(projectId: string, capability: string, metric: string, n = 1): Promise<() => void> {
+    async take(
+      projectId: string,
+      capability: string,
+      metric: string,
+      n = 1,
+      options: { strict?: boolean } = {},
+    ): Promise<() => void> {
       for (;;) {
         const limit = (await limitsOf(projectId)).get(`${capability}/${metric}`);
         if (limit === undefined) return () => {};
         const allowance = allowanceOf(projectId, capability, metric, limit);
         if (takeFrom(allowance, n)) return () => returnTo(allowance, n);
         if (spent(allowance)) throw refusal(allowance);
-        allowance.reserving ??= reserve(allowance, n).finally(() => {
+        allowance.reserving ??= reserve(allowance, n, options.strict === true).finally(() => {
           allowance.reserving = undefined;
         });
         await allowance.reserving;
