@@ -29,7 +29,8 @@ const USAGE = `usage: platform <command> [--json]
   capabilities create NAME [--description D] [--upstream URL] [--erasure-url URL]
   capabilities list
   capabilities show NAME
-  capabilities update NAME [--description D] [--upstream URL] [--erasure-url URL]   ("" clears a URL)
+  capabilities update NAME [--description D] [--upstream URL] [--erasure-url URL] [--grants a,b]
+                  ("" clears one; grants: projects:read, usage:read)
   capabilities remove NAME
   --version
 

@@ -63,6 +63,8 @@ export interface Capability {
   providers?: readonly string[];
   /** how a capability of its own is asked to erase: pushed to its erasure URL, or pulled by it */
   erasure?: { mode: 'push'; url: string; timeoutSeconds: number } | { mode: 'pull' };
+  /** what an operator granted it beyond its own routes (`projects:read`, `usage:read`) */
+  grants?: readonly string[];
   /** the routes the gateway serves for a capability of its own, and where it forwards them */
   gateway?: { upstream: string; routes: readonly GatewayRoute[] };
 }

@@ -39,6 +39,11 @@ const event = (
 ).body.eventId as string;
 
 const capability = await service.capability(TEST_CAPABILITY, { manifest: TEST_MANIFEST });
+// The route list's capability reads across projects too (GET /capability/v1/projects needs the grant).
+await service.db.query(`update capabilities set grants = '{projects:read}' where name = $1`, [
+  TEST_CAPABILITY,
+]);
+await service.context.directory.refresh();
 const reservation = (
   await service.request('POST', '/capability/v1/reservations', {
     key: capability.key,

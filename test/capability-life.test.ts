@@ -145,3 +145,77 @@ describe("a capability's life", () => {
     assert.notEqual(missing.code, 0);
   });
 });
+
+describe('grants', () => {
+  test('GET /capability/v1/projects needs projects:read, given by an operator alone and bound at its 200', async () => {
+    const billing = await setup.capability('billing_grants', {
+      manifest: { ...MANIFEST, gateway: null, scopes: [] },
+    });
+    const tenant = await setup.tenant();
+    const list = () => setup.request('GET', '/capability/v1/projects?limit=100', { key: billing.key });
+    const refused = await list();
+    expectProblem(refused, 403, 'INSUFFICIENT_SCOPE');
+    assert.match(refused.body.detail, /projects:read/);
+    const patch = (grants: string[], key = operator.key) =>
+      fetch(`${other.baseUrl}/admin/v1/capabilities/billing_grants`, {
+        method: 'PATCH',
+        headers: { 'x-api-key': key, 'content-type': 'application/json', 'idempotency-key': `g-${++n}` },
+        body: JSON.stringify({ grants }),
+      });
+    assert.equal(
+      (await patch(['projects:read'], billing.key)).status,
+      403,
+      'a capability never grants itself',
+    );
+    const granted = await patch(['projects:read']);
+    assert.equal(granted.status, 200);
+    assert.deepEqual(((await granted.json()) as { grants: string[] }).grants, ['projects:read']);
+    const page = await list();
+    assert.equal(page.status, 200, page.text);
+    const row = page.body.data.find((p: { id: string }) => p.id === tenant.projectId);
+    assert.deepEqual(Object.keys(row).sort(), ['createdAt', 'id', 'mode', 'name', 'slug']);
+    assert.equal(row.slug, tenant.slug);
+    expectProblem(
+      await setup.request('GET', '/capability/v1/usage/changes', { key: billing.key }),
+      404,
+      'NOT_FOUND',
+    );
+    assert.equal((await patch([])).status, 200);
+    expectProblem(await list(), 403, 'INSUFFICIENT_SCOPE');
+    assert.equal((await patch(['everything'])).status, 400);
+  });
+
+  test('the security set of GET /capability/v1/projects', async () => {
+    const tenant = await setup.tenant();
+    expectProblem(await setup.request('GET', '/capability/v1/projects'), 401, 'API_KEY_MISSING');
+    expectProblem(
+      await setup.request('GET', '/capability/v1/projects', { key: 'pk_cap_nope' }),
+      401,
+      'API_KEY_INVALID',
+    );
+    for (const key of [tenant.key, operator.key])
+      expectProblem(
+        await setup.request('GET', '/capability/v1/projects', { key }),
+        403,
+        'INSUFFICIENT_SCOPE',
+      );
+  });
+
+  test('the CLI grants and shows them; an unknown grant is refused', async () => {
+    await setup.capability('cli_grants', { manifest: { ...MANIFEST, gateway: null, scopes: [] } });
+    const granted = await runCli(
+      ['capabilities', 'update', 'cli_grants', '--grants', 'usage:read,projects:read', '--json'],
+      env,
+    );
+    assert.equal(granted.code, 0, granted.stderr);
+    assert.deepEqual(JSON.parse(granted.stdout).grants, ['projects:read', 'usage:read']);
+    assert.deepEqual(setup.context.registry.get('cli_grants')?.grants, ['projects:read', 'usage:read']);
+    assert.match(
+      (await runCli(['capabilities', 'show', 'cli_grants'], env)).stdout,
+      /grants\s+projects:read, usage:read/,
+    );
+    const wrong = await runCli(['capabilities', 'update', 'cli_grants', '--grants', 'admin'], env);
+    assert.notEqual(wrong.code, 0);
+    assert.match(wrong.stderr, /--grants takes projects:read, usage:read/);
+  });
+});

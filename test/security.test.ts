@@ -25,6 +25,11 @@ const revokedOperator = await service.operator();
 const expired = await service.tenant();
 const expiredOperator = await service.operator();
 const capability = await service.capability(TEST_CAPABILITY, { manifest: TEST_MANIFEST });
+// The route list's capability reads across projects too (GET /capability/v1/projects needs the grant).
+await service.db.query(`update capabilities set grants = '{projects:read}' where name = $1`, [
+  TEST_CAPABILITY,
+]);
+await service.context.directory.refresh();
 const stranger = await service.capability('routestranger', {
   manifest: { ...TEST_MANIFEST, scopes: [], eventTypes: [] },
 });

@@ -27,6 +27,7 @@ export function fromManifest(row: CapabilityRow): Capability {
       ...(t.example ? { example: t.example } : {}),
     })),
     providers: manifest?.providers.map((p) => p.name) ?? [],
+    grants: row.grants,
     ...erasureOf(row),
     ...(manifest?.gateway && row.upstream
       ? { gateway: { upstream: row.upstream, routes: manifest.gateway.routes } }

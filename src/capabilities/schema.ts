@@ -133,6 +133,12 @@ export const ManifestSchema = Type.Object(
   },
 );
 
+/** What an operator may grant a capability beyond its own routes. */
+const GrantSchema = Type.Union([Type.Literal('projects:read'), Type.Literal('usage:read')], {
+  description:
+    'projects:read: the installation’s projects; usage:read: every project’s usage and its changes',
+});
+
 export const CapabilitySchema = Type.Object(
   {
     name: Type.String(),
@@ -140,6 +146,7 @@ export const CapabilitySchema = Type.Object(
     upstream: Type.Union([Type.String(), Type.Null()]),
     erasureUrl: Type.Union([Type.String(), Type.Null()]),
     manifest: Type.Union([Type.Unsafe<unknown>({ $ref: 'Manifest#' }), Type.Null()]),
+    grants: Type.Array(GrantSchema, { description: 'set by an operator only, never by the capability' }),
     hasPreviousSigningSecret: Type.Boolean(),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
@@ -186,8 +193,16 @@ export const CreateCapabilityBodySchema = Type.Object(
 );
 
 export const CapabilityPatchSchema = Type.Object(
-  { description: Type.Optional(Text(1000)), upstream: Type.Optional(Url), erasureUrl: Type.Optional(Url) },
-  { additionalProperties: false, examples: [{ upstream: 'http://notify.internal:4001' }] },
+  {
+    description: Type.Optional(Text(1000)),
+    upstream: Type.Optional(Url),
+    erasureUrl: Type.Optional(Url),
+    grants: Type.Optional(Type.Array(GrantSchema, { uniqueItems: true, maxItems: 2 })),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ upstream: 'http://notify.internal:4001' }, { grants: ['usage:read'] }],
+  },
 );
 
 export const CapabilityKeyCreatedSchema = Type.Object(

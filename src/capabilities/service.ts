@@ -22,6 +22,7 @@ export interface Capability {
   upstream: string | null;
   erasureUrl: string | null;
   manifest: Manifest | null;
+  grants: Grant[];
   hasPreviousSigningSecret: boolean;
   createdAt: string;
   updatedAt: string;
@@ -34,7 +35,13 @@ export interface NewCapability {
   erasureUrl?: string | null;
 }
 
-export type CapabilityPatch = Partial<Pick<NewCapability, 'description' | 'upstream' | 'erasureUrl'>>;
+/** What an operator may grant a capability beyond its own routes (a billing service needs both). */
+export const GRANTS = ['projects:read', 'usage:read'] as const;
+export type Grant = (typeof GRANTS)[number];
+
+export type CapabilityPatch = Partial<Pick<NewCapability, 'description' | 'upstream' | 'erasureUrl'>> & {
+  grants?: Grant[];
+};
 
 const DISPLAY_PREFIX_LENGTH = 12;
 
@@ -44,6 +51,7 @@ export const toCapability = (row: CapabilityRow): Capability => ({
   upstream: row.upstream,
   erasureUrl: row.erasure_url,
   manifest: row.manifest,
+  grants: row.grants as Grant[],
   hasPreviousSigningSecret: row.has_previous_secret,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
@@ -135,10 +143,11 @@ export const capabilityService = (
 
     get: async (name: string) => toCapability(await find(name)),
 
-    /** What only an operator decides: the description, where its requests and erasures go. */
+    /** What only an operator decides: the description, where its requests and erasures go, its grants. */
     async update(name: string, patch: CapabilityPatch) {
       const current = await find(name, true);
       const values = {
+        grants: patch.grants === undefined ? current.grants : [...new Set(patch.grants)].sort(),
         description: patch.description ?? current.description,
         upstream: patch.upstream === undefined ? current.upstream : checkAddress(patch.upstream, '/upstream'),
         erasureUrl:
@@ -147,11 +156,14 @@ export const capabilityService = (
             : checkAddress(patch.erasureUrl, '/erasureUrl'),
       };
       const before = {
+        grants: current.grants,
         description: current.description,
         upstream: current.upstream,
         erasureUrl: current.erasure_url,
       };
-      const fields = (Object.keys(values) as (keyof typeof values)[]).filter((f) => values[f] !== before[f]);
+      const fields = (Object.keys(values) as (keyof typeof values)[]).filter(
+        (f) => JSON.stringify(values[f]) !== JSON.stringify(before[f]),
+      );
       if (fields.length === 0) return toCapability(current);
       if (current.manifest) await checkManifest(name, current.manifest, values, deps.schemas);
       const row = await store.update(name, values);

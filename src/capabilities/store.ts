@@ -7,6 +7,7 @@ export interface CapabilityRow {
   upstream: string | null;
   erasure_url: string | null;
   manifest: Manifest | null;
+  grants: string[];
   has_previous_secret: boolean;
   created_at: string;
   updated_at: string;
@@ -18,7 +19,7 @@ export interface CapabilitySecrets {
   previous_secret: Buffer | null;
 }
 
-const RECORD = `name, description, upstream, erasure_url, manifest, previous_secret is not null as has_previous_secret,
+const RECORD = `name, description, upstream, erasure_url, manifest, grants, previous_secret is not null as has_previous_secret,
   ${isoColumn('created_at')}, ${isoColumn('updated_at')}`;
 
 export const capabilityStore = (db: Db) => ({
@@ -56,12 +57,12 @@ export const capabilityStore = (db: Db) => ({
   /** Sets what an operator may change; the capability as it is now. */
   async update(
     name: string,
-    values: { description: string; upstream: string | null; erasureUrl: string | null },
+    values: { description: string; upstream: string | null; erasureUrl: string | null; grants: string[] },
   ) {
     const { rows } = await db.query<CapabilityRow>(
-      `update capabilities set description = $2, upstream = $3, erasure_url = $4, updated_at = now()
+      `update capabilities set description = $2, upstream = $3, erasure_url = $4, grants = $5, updated_at = now()
         where name = $1 returning ${RECORD}`,
-      [name, values.description, values.upstream, values.erasureUrl],
+      [name, values.description, values.upstream, values.erasureUrl, values.grants],
     );
     return rows[0];
   },

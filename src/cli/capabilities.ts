@@ -2,7 +2,7 @@
 // signing secret printed once), list them, show one with its live breaker reports, point it somewhere
 // else, and remove it. The same service as the management API, audited as the CLI's; a change is bound in
 // every running process before the command prints it (docs/decisions/settings-bind.md).
-import { capabilityService, toCapability } from '../capabilities/service.ts';
+import { capabilityService, GRANTS, type Grant, toCapability } from '../capabilities/service.ts';
 import { capabilityStore } from '../capabilities/store.ts';
 import { TenantSchemas } from '../catalogue/validation.ts';
 import type { Config } from '../config.ts';
@@ -76,11 +76,16 @@ export async function capabilitiesList(config: Config, args: string[]) {
   );
 }
 
-/** Changes what only an operator decides: the description, where requests and erasures go. */
+/** Changes what only an operator decides: the description, where requests and erasures go, the grants. */
 export async function capabilitiesUpdate(config: Config, args: string[]) {
   const { values, positionals } = flags(
     args,
-    { description: { type: 'string' }, upstream: { type: 'string' }, 'erasure-url': { type: 'string' } },
+    {
+      description: { type: 'string' },
+      upstream: { type: 'string' },
+      'erasure-url': { type: 'string' },
+      grants: { type: 'string' },
+    },
     true,
   );
   const name = nameOf('update', positionals);
@@ -88,18 +93,28 @@ export async function capabilitiesUpdate(config: Config, args: string[]) {
     description: values.description,
     upstream: values.upstream === undefined ? undefined : values.upstream || null,
     erasureUrl: values['erasure-url'] === undefined ? undefined : values['erasure-url'] || null,
+    grants: values.grants === undefined ? undefined : grantsOf(values.grants),
   };
   if (Object.values(patch).every((value) => value === undefined))
     throw new UsageError(
-      'capabilities update needs --description, --upstream or --erasure-url ("" clears a URL)',
+      'capabilities update needs --description, --upstream, --erasure-url or --grants ("" clears one)',
     );
   const updated = await withCapabilities(config, (capabilities) => capabilities.update(name, patch));
   print(
     values.json,
     updated,
     () =>
-      `updated capability ${updated.name}: upstream ${updated.upstream ?? '-'}, erasure URL ${updated.erasureUrl ?? '-'}; every running process applies it`,
+      `updated capability ${updated.name}: upstream ${updated.upstream ?? '-'}, erasure URL ${updated.erasureUrl ?? '-'}, grants ${updated.grants.join(',') || '-'}; every running process applies it`,
   );
+}
+
+/** `a,b` as grants, each one an operator may give. */
+function grantsOf(list: string): Grant[] {
+  const grants = list.split(',').filter(Boolean);
+  const unknown = grants.filter((g) => !(GRANTS as readonly string[]).includes(g));
+  if (unknown.length > 0)
+    throw new UsageError(`--grants takes ${GRANTS.join(', ')}; not ${unknown.join(', ')}`);
+  return grants as Grant[];
 }
 
 /** One capability, with what its live instances last reported of their breakers. */
@@ -113,6 +128,7 @@ export async function capabilitiesShow(config: Config, args: string[]) {
       `  upstream      ${shown.upstream ?? '-'}`,
       `  erasure URL   ${shown.erasureUrl ?? '-'}`,
       `  manifest      ${shown.manifest ? 'declared' : 'none yet'}`,
+      `  grants        ${shown.grants.join(', ') || '-'}`,
       `  breakers      ${shown.breakerReports.length === 0 ? 'no live reports' : ''}`,
       ...shown.breakerReports.map((r) => `    ${r.provider}\t${r.state}\t${r.instance}\t${r.reportedAt}`),
     ].join('\n'),

@@ -40,6 +40,7 @@ import { adminProjectRoutes } from './routes/admin/projects.ts';
 import { erasureTaskRoutes } from './routes/capability/erasure.ts';
 import { meteringRoutes } from './routes/capability/metering.ts';
 import { capabilityPlaneRoutes } from './routes/capability/plane.ts';
+import { capabilityProjectRoutes } from './routes/capability/projects.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { endpointActionRoutes } from './routes/endpoint-actions.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
@@ -226,6 +227,7 @@ export async function buildApp(context: Context, servicesOf: (work: Work) => Ser
     adminCapabilityRoutes,
     adminCapabilityRemovalRoutes,
     capabilityPlaneRoutes(context.keys),
+    capabilityProjectRoutes(context.registry),
     meteringRoutes,
     erasureTaskRoutes,
   ])

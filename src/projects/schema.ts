@@ -64,6 +64,23 @@ export const ProjectPageSchema = Type.Object(
   { $id: 'ProjectPage' },
 );
 
+/** A project as a capability granted `projects:read` sees it: who it is, nothing of its settings. */
+export const CapabilityProjectPageSchema = Type.Object(
+  {
+    data: Type.Array(
+      Type.Object({
+        id: Type.String({ format: 'uuid' }),
+        slug: Type.String(),
+        name: Type.String(),
+        mode: Type.Union([Type.Literal('test'), Type.Literal('live')]),
+        createdAt: Type.String({ format: 'date-time' }),
+      }),
+    ),
+    nextCursor: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'CapabilityProjectPage' },
+);
+
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 
 export const CreateProjectBodySchema = Type.Object(

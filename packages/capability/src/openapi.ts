@@ -814,6 +814,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/capability/v1/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The projects, oldest first, a page at a time (the grant projects:read) */
+        get: operations["listProjectsForCapability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/capability/v1/usage": {
         parameters: {
             query?: never;
@@ -1766,6 +1783,8 @@ export interface components {
             upstream: string | null;
             erasureUrl: string | null;
             manifest: components["schemas"]["Manifest"] | null;
+            /** @description set by an operator only, never by the capability */
+            grants: ("projects:read" | "usage:read")[];
             hasPreviousSigningSecret: boolean;
             /** Format: date-time */
             createdAt: string;
@@ -1778,6 +1797,8 @@ export interface components {
             upstream: string | null;
             erasureUrl: string | null;
             manifest: components["schemas"]["Manifest"] | null;
+            /** @description set by an operator only, never by the capability */
+            grants: ("projects:read" | "usage:read")[];
             hasPreviousSigningSecret: boolean;
             /** Format: date-time */
             createdAt: string;
@@ -1814,6 +1835,8 @@ export interface components {
             upstream: string | null;
             erasureUrl: string | null;
             manifest: components["schemas"]["Manifest"] | null;
+            /** @description set by an operator only, never by the capability */
+            grants: ("projects:read" | "usage:read")[];
             hasPreviousSigningSecret: boolean;
             /** Format: date-time */
             createdAt: string;
@@ -1843,6 +1866,18 @@ export interface components {
             valid: false;
             code: "API_KEY_INVALID" | "API_KEY_REVOKED" | "API_KEY_EXPIRED" | "INSUFFICIENT_SCOPE";
             missingScopes?: string[];
+        };
+        CapabilityProjectPage: {
+            data: {
+                /** Format: uuid */
+                id: string;
+                slug: string;
+                name: string;
+                mode: "test" | "live";
+                /** Format: date-time */
+                createdAt: string;
+            }[];
+            nextCursor: string | null;
         };
         UsageAccepted: {
             /** @description records counted now */
@@ -6837,17 +6872,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "upstream": "http://notify.internal:4001"
-                 *     }
-                 */
                 "application/json": {
                     description?: string;
                     /** @description an http(s) URL, or null */
                     upstream?: string | null;
                     /** @description an http(s) URL, or null */
                     erasureUrl?: string | null;
+                    grants?: ("projects:read" | "usage:read")[];
                 };
             };
         };
@@ -7931,6 +7962,84 @@ export interface operations {
             };
             /** @description a problem (RFC 9457): see its code */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    listProjectsForCapability: {
+        parameters: {
+            query?: {
+                /** @description rows per page, default 20 */
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CapabilityProjectPage"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
