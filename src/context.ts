@@ -128,6 +128,7 @@ export function createContext(options: ContextOptions): Context {
       },
       async forgetAll(lastChangeMs) {
         signing.forgetAll();
+        keys.forgetCapability();
         await directory.reload();
         await limits.forgetAll(lastChangeMs);
       },

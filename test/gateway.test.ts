@@ -4,11 +4,11 @@
 // headers, hop-by-hop headers, set-cookie back); bodies streamed both ways and bounded; 404 for anything
 // undeclared or that would leave /<capability>/v1/ once normalised; 502 and 504 as problems.
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { expectProblem, startService } from './helpers/app.ts';
+import { expectedSignature } from './helpers/gateway.ts';
 
 interface Seen {
   method: string;
@@ -82,26 +82,6 @@ const call = (
     body: options.body,
     headers: { ...(method === 'POST' ? { 'idempotency-key': `gw-${++n}` } : {}), ...options.headers },
   });
-
-/** The signature the context headers must carry, computed here from the capability's secret. */
-function expectedSignature(
-  secret: string,
-  headers: IncomingMessage['headers'],
-  method: string,
-  target: string,
-) {
-  const signed = [
-    headers['x-platform-request-id'],
-    headers['x-platform-timestamp'],
-    method,
-    target,
-    headers['x-platform-project-id'],
-    headers['x-platform-key-id'],
-    headers['x-platform-scopes'],
-  ].join('.');
-  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
-  return `v1,${createHmac('sha256', key).update(signed).digest('base64')}`;
-}
 
 describe('the gateway', () => {
   test('a declared route is forwarded with the signed context; the key, cookies and forged headers stay behind', async () => {

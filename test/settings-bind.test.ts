@@ -4,11 +4,11 @@
 // rotated signing secret signs there at once (both secrets), a retired one no longer does, a changed
 // upstream is where the next request goes. Before this, each took up to 5 s (a cache's life).
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import { after, describe, test } from 'node:test';
 import { startService, TEST_ENCRYPTION_KEY } from './helpers/app.ts';
 import { freshDatabase } from './helpers/database.ts';
+import { signedWith as signedWithMethod } from './helpers/gateway.ts';
 import { startProcess } from './helpers/process.ts';
 
 /** Two upstreams on loopback, each recording what it received. */
@@ -86,39 +86,25 @@ let n = 0;
 const admin = (base: string, method: string, path: string, body?: unknown) =>
   call(base, method, `/admin/v1${path}`, operator.key, body, method === 'GET' ? undefined : `bind-${++n}`);
 
-/** Whether a forwarded request carries a signature made with `secret`. */
-function signedWith(headers: IncomingMessage['headers'], secret: string, target: string) {
-  const signed = [
-    headers['x-platform-request-id'],
-    headers['x-platform-timestamp'],
-    'GET',
-    target,
-    headers['x-platform-project-id'],
-    headers['x-platform-key-id'],
-    headers['x-platform-scopes'],
-  ].join('.');
-  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
-  const expected = `v1,${createHmac('sha256', key).update(signed).digest('base64')}`;
-  return String(headers['x-platform-signature']).split(' ').includes(expected);
-}
+const signedWith = (headers: IncomingMessage['headers'], secret: string, target: string) =>
+  signedWithMethod(headers, secret, 'GET', target);
+/** A reservation of one unit of the tenant's day, made through `base`. */
+const reserveOne = (base: string, projectId: string, idempotencyKey: string) =>
+  call(
+    base,
+    'POST',
+    '/capability/v1/reservations',
+    cap.key,
+    { projectId, metric: 'units', amount: 1 },
+    idempotencyKey,
+  );
 
 describe('settings bind at their 200, in every process', () => {
   test('a lowered daily limit caps reservations in both processes from its answer on', async () => {
     const tenant = await setup.tenant(['bind:use']);
     // Both processes hold allowances under the default limit (1,000) before the change.
     for (const base of processes) {
-      const reserved = await call(
-        base,
-        'POST',
-        '/capability/v1/reservations',
-        cap.key,
-        {
-          projectId: tenant.projectId,
-          metric: 'units',
-          amount: 1,
-        },
-        `warm-${base}`,
-      );
+      const reserved = await reserveOne(base, tenant.projectId, `warm-${base}`);
       assert.equal(reserved.status, 201, JSON.stringify(reserved.body));
     }
     const set = await admin(a.baseUrl, 'PUT', `/projects/${tenant.projectId}/limits/bind/units`, {
@@ -127,18 +113,7 @@ describe('settings bind at their 200, in every process', () => {
     assert.equal(set.status, 200, JSON.stringify(set.body));
     const answers = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        call(
-          processes[i % 2] as string,
-          'POST',
-          '/capability/v1/reservations',
-          cap.key,
-          {
-            projectId: tenant.projectId,
-            metric: 'units',
-            amount: 1,
-          },
-          `after-${i}`,
-        ),
+        reserveOne(processes[i % 2] as string, tenant.projectId, `after-${i}`),
       ),
     );
     const granted = answers.filter((r) => r.status === 201).length;

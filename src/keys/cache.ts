@@ -43,9 +43,14 @@ export function keyCache(
       }
     },
 
-    /** A capability left: its keys are refused from now on, not a cache's life later. */
-    forgetCapability: (name: string) =>
-      checks.forgetWhere((check) => check.kind === 'valid' && check.principal.capability === name),
+    /** A capability left: its keys are refused from now on, not a cache's life later (every capability's: any). */
+    forgetCapability: (name?: string) =>
+      checks.forgetWhere(
+        (check) =>
+          check.kind === 'valid' &&
+          check.principal.capability !== null &&
+          (name === undefined || check.principal.capability === name),
+      ),
 
     /** Keeps the keys in use fresh, in one lookup a second (refresh-ahead.ts). */
     refresh: () => checks.refresh(),

@@ -103,6 +103,8 @@ export class SettingsLease {
    * heard, or found by the catch-up that follows every (re)connection of the listener.
    */
   async start(): Promise<void> {
+    // The rows of processes killed long ago (a stopped one removes its own); they are never waited for.
+    await this.#db.query(`delete from settings_leases where renewed_at < now() - interval '1 day'`);
     await this.#catchUp();
     this.#stopListening = await this.#db.listen(SETTINGS_CHANNEL, (payload) => this.#heard(payload));
     await this.#renew();
