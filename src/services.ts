@@ -17,6 +17,7 @@ import { projectService } from './projects/service.ts';
 import { getJob } from './recovery/jobs.ts';
 import { recovery } from './recovery/recovery.ts';
 import { defaultLimits } from './registry.ts';
+import { usageChanges } from './usage/changes.ts';
 import { limitOverrides } from './usage/overrides.ts';
 import { usageService } from './usage/service.ts';
 import { webhookEndpointService } from './webhooks/service.ts';
@@ -34,6 +35,7 @@ export function servicesOf(context: Context, work: Work) {
         defaults: () => defaultLimits(context.registry, context.config),
       }),
     usage: () => usageService(context),
+    usageChanges: () => usageChanges(db),
     catalogue,
     webhookEndpoints: () =>
       webhookEndpointService(work, {

@@ -41,6 +41,7 @@ import { erasureTaskRoutes } from './routes/capability/erasure.ts';
 import { meteringRoutes } from './routes/capability/metering.ts';
 import { capabilityPlaneRoutes } from './routes/capability/plane.ts';
 import { capabilityProjectRoutes } from './routes/capability/projects.ts';
+import { capabilityUsageRoutes } from './routes/capability/usage.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { endpointActionRoutes } from './routes/endpoint-actions.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
@@ -228,6 +229,7 @@ export async function buildApp(context: Context, servicesOf: (work: Work) => Ser
     adminCapabilityRemovalRoutes,
     capabilityPlaneRoutes(context.keys),
     capabilityProjectRoutes(context.registry),
+    capabilityUsageRoutes(context.registry),
     meteringRoutes,
     erasureTaskRoutes,
   ])

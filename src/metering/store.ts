@@ -106,7 +106,8 @@ export const meteringStore = (db: Db) => ({
              ), counted as (
                insert into usage_daily (project_id, day, capability, metric, count)
                select project_id, day, $1, metric, value from totals order by project_id, day, metric
-               on conflict (project_id, day, capability, metric) do update set count = usage_daily.count + excluded.count
+               on conflict (project_id, day, capability, metric)
+               do update set count = usage_daily.count + excluded.count, changed_xid = pg_current_xact_id()
              ), quota as (
                update usage_quota q set reserved = q.reserved + t.value
                  from totals t, (select project_id, day, metric from usage_quota

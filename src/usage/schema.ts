@@ -64,3 +64,38 @@ export const LimitBodySchema = Type.Object(
   { dailyLimit: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) },
   { additionalProperties: false, examples: [{ dailyLimit: 50_000 }] },
 );
+
+export const UsageChangesQuerySchema = Type.Object(
+  {
+    cursor: Type.Optional(
+      Type.String({ maxLength: 1024, description: 'the nextCursor of the last page read' }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1000, description: 'changes per page, default 100' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const UsageChangePageSchema = Type.Object(
+  {
+    data: Type.Array(
+      Type.Object({
+        projectId: Type.String({ format: 'uuid' }),
+        day: Day,
+        capability: Type.String(),
+        metric: Type.String(),
+        count: Type.Integer({ description: 'the day’s total as it stands' }),
+      }),
+    ),
+    nextCursor: Type.String({
+      description: 'where to read from next; on an empty page, the cursor asked with',
+    }),
+  },
+  { $id: 'UsageChangePage' },
+);
+
+export const ProjectUsageQuerySchema = Type.Object(
+  { projectId: Type.String({ format: 'uuid' }), ...UsageQuerySchema.properties },
+  { additionalProperties: false },
+);

@@ -22,6 +22,20 @@ export interface LimitRow {
   daily_limit: number;
 }
 
+/** Where a reader of the usage change feed stands: after this total, as last changed by this transaction. */
+export interface UsagePosition {
+  xid: string;
+  projectId: string;
+  day: string;
+  capability: string;
+  metric: string;
+}
+
+/** A day's total as it stands, at its place in the feed. */
+export interface UsageChange extends UsagePosition {
+  count: number;
+}
+
 export const usageStore = (db: Db) => ({
   /**
    * Adds flush number `flush` of a meter, at most once: nothing when the meter's last landed flush is that
@@ -40,7 +54,7 @@ export const usageStore = (db: Db) => ({
        select i.* from unnest($3::uuid[], $4::date[], $5::text[], $6::text[], $7::bigint[]) as i
         where exists (select 1 from flush)
        on conflict (project_id, day, capability, metric)
-       do update set count = usage_daily.count + excluded.count`,
+       do update set count = usage_daily.count + excluded.count, changed_xid = pg_current_xact_id()`,
       [
         meterId,
         flush,
@@ -66,6 +80,32 @@ export const usageStore = (db: Db) => ({
         where project_id = $1 and day between $2 and $3
         order by day, capability, metric`,
       [projectId, from, to],
+    );
+    return rows;
+  },
+
+  /**
+   * The totals changed after `after` (the feed's position: a transaction id and a total's key), in feed
+   * order, up to `limit`; only those whose transaction ended before every one still running began
+   * (migration 0028), so nothing can later appear behind a position read.
+   */
+  async changes(after: UsagePosition | undefined, limit: number): Promise<UsageChange[]> {
+    const { rows } = await db.query<UsageChange>(
+      `select changed_xid::text as xid, project_id as "projectId", to_char(day, 'YYYY-MM-DD') as day,
+              capability, metric, count
+         from usage_daily
+        where changed_xid < pg_snapshot_xmin(pg_current_snapshot())
+          and ($1::xid8 is null or (changed_xid, project_id, day, capability, metric) > ($1::xid8, $2::uuid, $3::date, $4, $5))
+        order by changed_xid, project_id, day, capability, metric
+        limit $6`,
+      [
+        after?.xid ?? null,
+        after?.projectId ?? null,
+        after?.day ?? null,
+        after?.capability ?? null,
+        after?.metric ?? null,
+        limit,
+      ],
     );
     return rows;
   },

@@ -203,8 +203,9 @@ export const ROUTES: Route[] = [
     body: { instance: 'route-list-1', providers: [{ provider: 'upstream-provider', state: 'closed' }] },
   },
   { method: 'GET', path: '/capability/v1/erasure-tasks', scope: 'capability' },
-  // TEST_CAPABILITY is granted projects:read by the tests that use this list.
+  // TEST_CAPABILITY is granted projects:read and usage:read by the tests that use this list.
   { method: 'GET', path: '/capability/v1/projects', scope: 'capability' },
+  { method: 'GET', path: '/capability/v1/usage/changes', scope: 'capability' },
   {
     method: 'POST',
     path: '/capability/v1/erasure-tasks/{erasure}/complete',

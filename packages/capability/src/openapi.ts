@@ -838,13 +838,34 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** A project's usage by UTC day, capability and metric, with its limits (the grant usage:read) */
+        get: operations["getProjectUsageForCapability"];
         put?: never;
         /**
          * Record usage: 1–1,000 records, each counted once by its id (35 days), on its own UTC day
          * @description A record repeated (in the batch or a later one) counts as a duplicate; the first wins. Any invalid record (an unknown project or metric included) refuses the whole batch. Recorded usage is never refused for a limit.
          */
         post: operations["recordUsage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/capability/v1/usage/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every change of a day’s total after the cursor, with the total as it stands (usage:read)
+         * @description In an order a reader resumes from forever: keep nextCursor and ask again with it. A total changed again after the cursor comes once more, with its new count. An empty page answers a cursor to poll with.
+         */
+        get: operations["listUsageChanges"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1878,6 +1899,19 @@ export interface components {
                 createdAt: string;
             }[];
             nextCursor: string | null;
+        };
+        UsageChangePage: {
+            data: {
+                /** Format: uuid */
+                projectId: string;
+                day: string;
+                capability: string;
+                metric: string;
+                /** @description the day’s total as it stands */
+                count: number;
+            }[];
+            /** @description where to read from next; on an empty page, the cursor asked with */
+            nextCursor: string;
         };
         UsageAccepted: {
             /** @description records counted now */
@@ -8076,6 +8110,95 @@ export interface operations {
             };
         };
     };
+    getProjectUsageForCapability: {
+        parameters: {
+            query: {
+                projectId: string;
+                /** @description YYYY-MM-DD (UTC), inclusive */
+                from?: string;
+                /** @description YYYY-MM-DD (UTC), inclusive */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Usage"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
     recordUsage: {
         parameters: {
             query?: never;
@@ -8164,6 +8287,85 @@ export interface operations {
             };
             /** @description a problem (RFC 9457): see its code */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    listUsageChanges: {
+        parameters: {
+            query?: {
+                /** @description the nextCursor of the last page read */
+                cursor?: string;
+                /** @description changes per page, default 100 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageChangePage"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
