@@ -54,9 +54,10 @@ function runBash(script: string): Promise<{ code: number | null; output: string 
 
 describe('the examples run from their READMEs as written', () => {
   after(async () => {
-    for (const name of ['notify', 'ai'])
+    for (const name of ['notify', 'ai', 'pay'])
       await rm(new URL(`../examples/${name}/capability.json`, import.meta.url), { force: true });
-    await rm(new URL('../examples/notify/.data', import.meta.url), { recursive: true, force: true });
+    for (const name of ['notify', 'pay'])
+      await rm(new URL(`../examples/${name}/.data`, import.meta.url), { recursive: true, force: true });
   });
 
   test('examples/notify: registered, started with its mailbox, a message sent through the gateway', async () => {
@@ -78,5 +79,17 @@ describe('the examples run from their READMEs as written', () => {
     const { code, output } = await runBash(blocks[0] as string);
     assert.equal(code, 0, output);
     assert.match(output, /\{"text":"three two one","tokens":6\}/, output);
+  });
+
+  test('examples/pay: registered, started with its processor, one charge sent twice is one payment', async () => {
+    const blocks = await shellBlocks('examples/pay/README.md');
+    assert.equal(blocks.length, 1);
+    const { code, output } = await runBash(blocks[0] as string);
+    assert.equal(code, 0, output);
+    const answers = [
+      ...output.matchAll(/\{"id":"([0-9a-f-]{36})","amount":4200,"currency":"eur","status":"succeeded"/g),
+    ];
+    assert.equal(answers.length, 2, output);
+    assert.equal(answers[0]?.[1], answers[1]?.[1], 'the retried charge is answered with the same payment');
   });
 });

@@ -64,6 +64,27 @@ export class Capability {
     return answer;
   }
 
+  /** The installation's projects, oldest first, a page at a time (an operator's grant: projects:read). */
+  projects(page: { cursor?: string; limit?: number } = {}): Promise<Schemas['CapabilityProjectPage']> {
+    return this.#transport.call({ method: 'GET', path: `/capability/v1/projects${query(page)}` });
+  }
+
+  /** A project's usage by day, capability and metric, with its limits (an operator's grant: usage:read). */
+  usage(projectId: string, range: { from?: string; to?: string } = {}): Promise<Schemas['Usage']> {
+    return this.#transport.call({
+      method: 'GET',
+      path: `/capability/v1/usage${query({ projectId, ...range })}`,
+    });
+  }
+
+  /**
+   * Every change of a day's total after `cursor`, with the total as it stands (usage:read): keep the
+   * answer's nextCursor and ask again with it, forever; an empty page answers a cursor to poll with.
+   */
+  usageChanges(page: { cursor?: string; limit?: number } = {}): Promise<Schemas['UsageChangePage']> {
+    return this.#transport.call({ method: 'GET', path: `/capability/v1/usage/changes${query(page)}` });
+  }
+
   /** A recorder of usage: batches by size and time, retries with stable ids, close() sends the rest. */
   recorder(options?: RecorderOptions): UsageRecorder {
     return new UsageRecorder(this.#transport, options);
@@ -160,3 +181,13 @@ export class Capability {
 }
 
 export { PlatformError };
+
+/** A query string of the members given (none: ''). */
+function query(members: Record<string, string | number | undefined>): string {
+  const given = Object.entries(members).filter(
+    (entry): entry is [string, string | number] => entry[1] !== undefined,
+  );
+  return given.length === 0
+    ? ''
+    : `?${new URLSearchParams(given.map(([k, v]): [string, string] => [k, String(v)]))}`;
+}
