@@ -54,9 +54,9 @@ function runBash(script: string): Promise<{ code: number | null; output: string 
 
 describe('the examples run from their READMEs as written', () => {
   after(async () => {
-    for (const name of ['notify', 'ai', 'pay'])
+    for (const name of ['notify', 'ai', 'pay', 'billing'])
       await rm(new URL(`../examples/${name}/capability.json`, import.meta.url), { force: true });
-    for (const name of ['notify', 'pay'])
+    for (const name of ['notify', 'pay', 'billing'])
       await rm(new URL(`../examples/${name}/.data`, import.meta.url), { recursive: true, force: true });
   });
 
@@ -91,5 +91,23 @@ describe('the examples run from their READMEs as written', () => {
     ];
     assert.equal(answers.length, 2, output);
     assert.equal(answers[0]?.[1], answers[1]?.[1], 'the retried charge is answered with the same payment');
+  });
+
+  test('examples/billing: granted, started, a period closed into an invoice the project reads', async () => {
+    const blocks = await shellBlocks('examples/billing/README.md');
+    assert.equal(blocks.length, 1);
+    const { code, output } = await runBash(blocks[0] as string);
+    assert.equal(code, 0, output);
+    const closed =
+      /\{"invoiceId":"([0-9a-f-]{36})","projectId":"[0-9a-f-]{36}","from":"\d{4}-\d{2}-01","to":"\d{4}-\d{2}-\d{2}","totalMinor":(\d+),"currency":"eur"\}/.exec(
+        output,
+      );
+    assert.ok(closed, output);
+    assert.ok(Number(closed[2]) >= 2, 'three events at half a cent each, at least');
+    assert.match(
+      output,
+      new RegExp(`\\{"data":\\[\\{"id":"${closed[1]}"`),
+      'the project reads it through the gateway',
+    );
   });
 });
