@@ -3,13 +3,14 @@
 // priced from prices.json, delivered to the project's endpoint and verified there; a late record in the
 // closed period adjusting it; the invoices read through the gateway; erasure by pull, invoices kept.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { startService } from './helpers/app.ts';
+import { startExample } from './helpers/examples.ts';
 import { eventually, startReceiver } from './helpers/receiver.ts';
 
 const service = await startService({
@@ -47,7 +48,7 @@ const granted = await service.request('PATCH', '/admin/v1/capabilities/billing',
 assert.equal(granted.status, 200, granted.text);
 
 const data = path.join(await mkdtemp(path.join(tmpdir(), 'billing-')), 'billing.db');
-const env = {
+const env: Record<string, string> = {
   ...process.env,
   PLATFORM_URL: service.baseUrl,
   BILLING_CAPABILITY_KEY: billing.key,
@@ -57,19 +58,7 @@ const env = {
   BILLING_ERASURE_POLL_MS: '200',
   PORT: '0',
 };
-const child: ChildProcess = spawn(process.execPath, ['examples/billing/src/main.ts'], {
-  env,
-  stdio: ['ignore', 'pipe', 'pipe'],
-});
-after(() => child.kill('SIGKILL'));
-let output = '';
-child.stdout?.on('data', (chunk: Buffer) => {
-  output += chunk;
-});
-child.stderr?.on('data', (chunk: Buffer) => {
-  output += chunk;
-});
-const listening = await eventually(async () => /listening on (http:\S+)/.exec(output)?.[1], 20_000, output);
+const { url: listening } = await startExample('billing', env);
 // The operator points the gateway at where Billing listens (its port was chosen at start).
 const pointed = await service.request('PATCH', '/admin/v1/capabilities/billing', {
   key: operator.key,

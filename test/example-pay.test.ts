@@ -5,7 +5,6 @@
 // verified there; the processor stopped opens pay/processor in health, and it recovers; usage counts
 // pay/payments and pay/amount_minor; an erasure anonymizes the person's payments and answers their count.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -15,6 +14,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { startService } from './helpers/app.ts';
+import { freePort, startExample } from './helpers/examples.ts';
 import { eventually, startReceiver } from './helpers/receiver.ts';
 
 const PROCESSOR_SECRET = `whsec_${randomBytes(24).toString('base64')}`;
@@ -68,40 +68,21 @@ const service = await startService({
   worker: true,
   env: { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1', PLATFORM_WORKER_POLL_MS: '100' },
 });
-const port = await (async () => {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-})();
+const port = await freePort();
 payUrl = `http://127.0.0.1:${port}`;
 const pay = await service.capability('pay', { upstream: payUrl, erasureUrl: `${payUrl}/erasure` });
-const child: ChildProcess = spawn(process.execPath, ['examples/pay/src/main.ts'], {
-  env: {
-    ...process.env,
-    PLATFORM_URL: service.baseUrl,
-    PORT: String(port),
-    PAY_CAPABILITY_KEY: pay.key,
-    PAY_SIGNING_SECRETS: pay.signingSecret,
-    PAY_PROCESSOR_URL: `http://127.0.0.1:${(processor.address() as AddressInfo).port}`,
-    PAY_PROCESSOR_SECRET: PROCESSOR_SECRET,
-    PAY_DATA: path.join(await mkdtemp(path.join(tmpdir(), 'pay-')), 'pay.db'),
-    PAY_BREAKER_REPORT_MS: '200',
-    PAY_BREAKER_RESET_MS: '4000',
-    PAY_INSTANCE: 'pay-1',
-  },
-  stdio: ['ignore', 'pipe', 'pipe'],
+await startExample('pay', {
+  PLATFORM_URL: service.baseUrl,
+  PORT: String(port),
+  PAY_CAPABILITY_KEY: pay.key,
+  PAY_SIGNING_SECRETS: pay.signingSecret,
+  PAY_PROCESSOR_URL: `http://127.0.0.1:${(processor.address() as AddressInfo).port}`,
+  PAY_PROCESSOR_SECRET: PROCESSOR_SECRET,
+  PAY_DATA: path.join(await mkdtemp(path.join(tmpdir(), 'pay-')), 'pay.db'),
+  PAY_BREAKER_REPORT_MS: '200',
+  PAY_BREAKER_RESET_MS: '4000',
+  PAY_INSTANCE: 'pay-1',
 });
-after(() => child.kill('SIGKILL'));
-let output = '';
-child.stdout?.on('data', (chunk: Buffer) => {
-  output += chunk;
-});
-child.stderr?.on('data', (chunk: Buffer) => {
-  output += chunk;
-});
-await eventually(async () => output.includes('listening'), 20_000, `pay listening: ${output}`);
 await service.context.directory.refresh();
 
 const tenant = await service.tenant([

@@ -3,7 +3,6 @@
 // Notify sends through a provider (a real server on loopback) behind its breaker, reported to health;
 // AI reserves tokens before its model runs; each answers erasure, Notify pushed, AI by pulling.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +11,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { expectProblem, startService } from './helpers/app.ts';
+import { freePort, startExample } from './helpers/examples.ts';
 import { eventually, startReceiver } from './helpers/receiver.ts';
 
 // The e-mail provider Notify sends through: up or down as the test says.
@@ -37,33 +37,15 @@ const service = await startService({
 });
 const operator = await service.operator();
 
-/** A port free now (the example listens on it; the operator registers it as the upstream first). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /** Registers the capability as an operator does, then starts the example with its key and secret. */
-async function run(name: string, env: (capability: { key: string; signingSecret: string }) => object) {
+async function run(
+  name: string,
+  env: (capability: { key: string; signingSecret: string }) => Record<string, string>,
+) {
   const port = await freePort();
   const upstream = `http://127.0.0.1:${port}`;
   const capability = await service.capability(name, { upstream, erasureUrl: `${upstream}/erasure` });
-  const child: ChildProcess = spawn(process.execPath, [`examples/${name}/src/main.ts`], {
-    env: { ...process.env, PLATFORM_URL: service.baseUrl, PORT: String(port), ...env(capability) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  after(() => child.kill('SIGKILL'));
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk;
-  });
-  await eventually(async () => output.includes('listening'), 20_000, `${name} listening: ${output}`);
+  await startExample(name, { PLATFORM_URL: service.baseUrl, PORT: String(port), ...env(capability) });
   await service.context.directory.refresh(); // the manifest it put, read at once rather than within 5 s
   return capability;
 }

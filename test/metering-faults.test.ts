@@ -5,13 +5,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
-import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { openEmbeddedCluster } from '../src/db/embedded.ts';
 import { startService, TEST_ENCRYPTION_KEY } from './helpers/app.ts';
-import { adminUrl, databaseAddress, freshDatabase } from './helpers/database.ts';
+import { adminUrl, freshDatabase } from './helpers/database.ts';
+import { outageUrl as lossyUrl, restartDatabase } from './helpers/outage.ts';
 import { startProcess } from './helpers/process.ts';
-import { startProxy } from './helpers/proxy.ts';
+import type { Proxy as DatabaseProxy } from './helpers/proxy.ts';
 
 const embedded = new URL(adminUrl()).searchParams.get('host')?.startsWith('/') ?? false;
 const databaseUrl = await freshDatabase();
@@ -72,13 +71,11 @@ async function answerLosingProxy(target: URL) {
 
 /** Where a `serve` process under test reaches the database: through a proxy we can cut, for a server. */
 async function outageUrl() {
-  if (embedded) return databaseUrl;
-  const proxy = await startProxy(databaseAddress(databaseUrl));
-  proxy$.push(proxy);
-  after(() => proxy.close());
-  return `postgresql://postgres@127.0.0.1:${proxy.port}${new URL(databaseUrl).pathname}`;
+  const { url, proxy } = await lossyUrl(databaseUrl);
+  if (proxy) proxy$.push(proxy);
+  return url;
 }
-const proxy$: Awaited<ReturnType<typeof startProxy>>[] = [];
+const proxy$: DatabaseProxy[] = [];
 
 /**
  * Runs `clients` loops of `step` while PostgreSQL restarts (or, for a server, while its proxy cuts every
@@ -95,15 +92,8 @@ async function throughARestart(
     while (!stopping)
       for (const status of await step(() => stopping)) statuses.set(status, (statuses.get(status) ?? 0) + 1);
   });
-  const dataDir = embedded ? path.dirname(new URL(adminUrl()).searchParams.get('host') as string) : '';
-  const proxy = proxy$.at(-1);
   await new Promise((resolve) => setTimeout(resolve, 1000));
-  if (proxy) await proxy.cut();
-  else await (await openEmbeddedCluster(dataDir, () => {})).stop();
-  await new Promise((resolve) => setTimeout(resolve, 2000));
-  if (proxy) await proxy.restore();
-  else await openEmbeddedCluster(dataDir, () => {});
-  await new Promise((resolve) => setTimeout(resolve, 2000));
+  await restartDatabase(embedded ? undefined : proxy$.at(-1));
   stopping = true;
   await Promise.all(loops);
   assert.equal(serve.child.exitCode, null, 'serve stayed up');
