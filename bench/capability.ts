@@ -95,6 +95,7 @@ export async function capability(databaseUrl: string): Promise<BenchResult> {
     figures.push(await recorderCost());
     figures.push(...(await gatewayFigures(databaseUrl, first.baseUrl, tenants[2] as Tenant, errors)));
     figures.push(await erasureFigure(databaseUrl, first.baseUrl, tenants[3] as Tenant, errors));
+    figures.push(await feedFigure(databaseUrl, first.baseUrl, key, tenants, errors));
     return {
       name: 'capability',
       figures,
@@ -235,6 +236,46 @@ async function race(urls: string[], key: string, projectId: string, databaseUrl:
     ok: granted <= SCARCE_LIMIT && Number(rows[0]?.used) <= SCARCE_LIMIT && failed === 0,
     detail: `granted ${granted} of ${SCARCE_LIMIT} (committed and used ${rows[0]?.used}); ${failed} errors`,
   };
+}
+
+/**
+ * The usage change feed read a page of 1,000 at a time, through the service against the same keyset
+ * SELECT from a pg client: 8 projects × 365 days × 20 metrics of totals (58,400), read end to end.
+ */
+async function feedFigure(
+  databaseUrl: string,
+  baseUrl: string,
+  key: string,
+  tenants: { projectId: string }[],
+  errors: { failed: number; total: number }[],
+): Promise<Figure> {
+  const client = new pg.Client(databaseUrl);
+  await client.connect();
+  await client.query(
+    `insert into usage_daily (project_id, day, capability, metric, count)
+     select p, current_date - d, 'feedbench', 'm' || m, d + m
+       from unnest($1::uuid[]) as p, generate_series(0, 364) as d, generate_series(0, 19) as m
+     on conflict do nothing`,
+    [tenants.map((t) => t.projectId)],
+  );
+  await client.query(`update capabilities set grants = '{usage:read}' where name = 'bench'`);
+  await client.query('analyze usage_daily');
+  await client.end();
+  await new Promise((resolve) => setTimeout(resolve, 5500)); // every process has read the grant
+  const run = (mode: 'service' | 'raw') => () =>
+    runLoad<Measure>('feed.ts', {
+      mode,
+      url: mode === 'service' ? baseUrl : databaseUrl,
+      key,
+      duration: DURATION,
+    });
+  const rounds = await alternate(ROUNDS, run('raw'), run('service'));
+  errors.push(errorsOf(rounds));
+  return ratioFigure(
+    'GET /capability/v1/usage/changes vs the same keyset SELECT, pages of 1,000 (totals a second)',
+    rounds,
+    0.7,
+  );
 }
 
 /** The recorder's CPU per record, against the least a recorder does. */
