@@ -92,10 +92,13 @@ async function throughARestart(
     while (!stopping)
       for (const status of await step(() => stopping)) statuses.set(status, (statuses.get(status) ?? 0) + 1);
   });
-  await new Promise((resolve) => setTimeout(resolve, 1000));
-  await restartDatabase(embedded ? undefined : proxy$.at(-1));
-  stopping = true;
-  await Promise.all(loops);
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await restartDatabase(embedded ? undefined : proxy$.at(-1));
+  } finally {
+    stopping = true; // the loops end whatever happened
+    await Promise.all(loops);
+  }
   assert.equal(serve.child.exitCode, null, 'serve stayed up');
   const met = [...statuses.keys()].filter((s) => !['200', '201', '429', 'commit 200'].includes(s));
   assert.ok(met.length > 0, `the outage was met: ${JSON.stringify([...statuses])}`);

@@ -160,7 +160,8 @@ describe('the database goes away under load', () => {
       headers: { 'idempotency-key': 'limit-endpoint' },
     });
     const role = `pc_limited_${process.pid}`;
-    await setup.db.query(`create role ${role} login connection limit 3`);
+    // Four connections: its settings listener, its notifier, and two for its pool (settings/lease.ts).
+    await setup.db.query(`create role ${role} login connection limit 4`);
     for (const grant of [
       `grant usage on schema public to ${role}`,
       `grant select, insert, update, delete on all tables in schema public to ${role}`,
@@ -182,10 +183,17 @@ describe('the database goes away under load', () => {
       for (const status of Object.keys(answers))
         assert.ok(['202', '503'].includes(status), `only 202 and 503: ${JSON.stringify(answers)}`);
       await nothingLostNothingDown(processes, traffic.accepted);
-      const after = await fetch(`${processes[0]?.baseUrl}/core/v1/webhook-endpoints`, {
-        headers: { 'x-api-key': tenant.key },
-      });
-      assert.equal(after.status, 200, 'serving again');
+      // Serving again, once its pool holds a connection (one at a time: a second would meet the limit).
+      await eventually(
+        async () => {
+          const after = await fetch(`${processes[0]?.baseUrl}/core/v1/webhook-endpoints`, {
+            headers: { 'x-api-key': tenant.key },
+          });
+          return after.status === 200;
+        },
+        10_000,
+        'serving again',
+      );
     } finally {
       await Promise.all(processes.map((p) => p.stop()));
       await setup.db.query(`drop owned by ${role}`);

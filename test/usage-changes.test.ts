@@ -305,11 +305,14 @@ describe('usage for a capability granted usage:read', () => {
         }
       }
     });
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    await restartDatabase(proxy);
-    writing = false;
-    await Promise.all(writers);
-    written = true; // every batch answered 200: the reader drains the feed, then stops
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await restartDatabase(proxy);
+    } finally {
+      writing = false; // the writers end whatever happened
+      await Promise.all(writers);
+      written = true; // every batch answered 200: the reader drains the feed, then stops
+    }
     await reader;
     assert.ok((await lastSeenAreTotals(projects, last)) >= 2);
     assert.equal(serve.child.exitCode, null, 'serve stayed up');

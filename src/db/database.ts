@@ -143,7 +143,11 @@ export function openDatabase(url: string, options: { max?: number } = {}): Datab
         await client.query(settings ? `begin; ${settings}` : 'begin');
         const result = await fn(client, hooks);
         for (const statement of statements) await client.query(statement);
-        await client.query('commit');
+        await client.query('commit').catch((error) => {
+          // It may have committed: what was taken for it is not given back (see the pipeline's outcomeUnknown).
+          if (isUnavailable(error)) rolledBack.length = 0;
+          throw error;
+        });
         for (const callback of committed) callback();
         for (const wait of beforeAnswer) await wait(onPool);
         return result;

@@ -19,7 +19,13 @@
 // (sole.ts): claim, effect and record then go in one statement, one round trip, and no BEGIN or COMMIT.
 import type pg from 'pg';
 import type { Keyring } from '../crypto.ts';
-import type { Database, Db, SoleWrite, TransactionHooks } from '../db/database.ts';
+import {
+  type Database,
+  type Db,
+  isUnavailable,
+  type SoleWrite,
+  type TransactionHooks,
+} from '../db/database.ts';
 import { executable } from '../db/inline.ts';
 import { type Answer, type RecordCodec, recordCodec } from './records.ts';
 import { missed, soleStatement } from './sole.ts';
@@ -87,6 +93,12 @@ class PipelinedTransaction {
   private alongCommit: pg.QueryConfig[] = [];
   private committed: (() => void)[] = [];
   private beforeAnswer: ((db: Db) => Promise<void>)[] = [];
+  /**
+   * The connection broke while the statement that commits was under way: it may have committed. What was
+   * taken for it is then not given back (onRollback does not run): counting it once too often is safe,
+   * handing it out twice is not.
+   */
+  private outcomeUnknown = false;
   private rolledBack: (() => void)[] = [];
   private done = false;
   /** the answer a sole write recorded: the operation is done and committed */
@@ -156,10 +168,14 @@ class PipelinedTransaction {
     if (this.first || this.soleAnswer) return false;
     const recorded = this.codec.seal(this.claim.fingerprint, answer);
     const statement = soleStatement(write, this.alongCommit, this.claim, recorded);
+    let sent = false;
     try {
-      if (write.together) await this.db.commitTogether(statement, write.together.locks);
-      else {
+      if (write.together) {
+        sent = true;
+        await this.db.commitTogether(statement, write.together.locks);
+      } else {
         this.client ??= await this.db.pool.connect();
+        sent = true;
         await this.client.query(statement);
       }
     } catch (error) {
@@ -170,7 +186,10 @@ class PipelinedTransaction {
         const outcome = await this.check();
         if (!outcome) return false; // an expired record, now deleted
         this.refused = outcome;
-      } else throw error;
+      } else {
+        if (sent && isUnavailable(error)) this.outcomeUnknown = true;
+        throw error;
+      }
       throw CLAIM_REFUSED;
     }
     this.alongCommit = [];
@@ -220,11 +239,13 @@ class PipelinedTransaction {
   private async commit(answer: Refusal, refusal: boolean): Promise<Outcome> {
     const { projectId, key, fingerprint, now } = this.claim;
     const record = recordQuery(projectId, key, this.codec.seal(fingerprint, answer), now);
+    let sent = false;
     try {
       this.client ??= await this.db.pool.connect();
       const client = this.client;
       let along = '';
       for (const statement of this.alongCommit) along += `; ${await executable(client, statement)}`;
+      sent = true;
       if (!this.first) await this.begin(record, `${along}; commit`, false);
       else {
         const undo = refusal ? `rollback to savepoint ${SAVEPOINT}; ` : '';
@@ -232,6 +253,7 @@ class PipelinedTransaction {
       }
     } catch (error) {
       if (this.refused) return this.refused;
+      if (sent && isUnavailable(error)) this.outcomeUnknown = true;
       if (!recordedMeanwhile(error)) throw error;
       // A record committed meanwhile (the lock narrows that race but cannot close it): answer with it.
       await this.client?.query('rollback');
@@ -247,6 +269,7 @@ class PipelinedTransaction {
   private settle(committed: boolean) {
     if (this.done) return;
     this.done = true;
+    if (!committed && this.outcomeUnknown) return;
     for (const callback of committed ? this.committed : this.rolledBack) callback();
   }
 

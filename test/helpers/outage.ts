@@ -20,11 +20,11 @@ export async function outageUrl(
 
 /** Takes the database away for 2 s (a restart, or the proxy cut), then back; resolves 2 s after that. */
 export async function restartDatabase(proxy: DatabaseProxy | undefined) {
-  const dataDir = path.dirname(new URL(adminUrl()).searchParams.get('host') as string);
+  const dataDir = () => path.dirname(new URL(adminUrl()).searchParams.get('host') as string);
   if (proxy) await proxy.cut();
-  else await (await openEmbeddedCluster(dataDir, () => {})).stop();
+  else await (await openEmbeddedCluster(dataDir(), () => {})).stop();
   await new Promise((resolve) => setTimeout(resolve, 2000));
   if (proxy) await proxy.restore();
-  else await openEmbeddedCluster(dataDir, () => {});
+  else await openEmbeddedCluster(dataDir(), () => {});
   await new Promise((resolve) => setTimeout(resolve, 2000));
 }
