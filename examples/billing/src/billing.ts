@@ -29,10 +29,9 @@ async function adjust(platform: Capability, ledger: Ledger, prices: PriceList, i
     prices,
     ledger.quantities(invoice.projectId, invoice.from, invoice.to),
   );
-  const previous = ledger.billed(invoice.id);
-  if (totalMinor === previous) return;
   const id = randomUUID();
-  ledger.adjust(id, invoice.id, previous, totalMinor, lines);
+  const previous = ledger.adjust(id, invoice.id, totalMinor, lines);
+  if (previous === undefined) return; // it bills that already
   await platform.publish({
     projectId: invoice.projectId,
     type: 'billing.invoice.adjusted',

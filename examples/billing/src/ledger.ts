@@ -106,11 +106,22 @@ export function openLedger(file: string) {
     covering: (projectId: string, day: string) => toInvoice(statements.covering.get(projectId, day)),
     invoicesOf: (projectId: string) =>
       (statements.invoicesOf.all(projectId) as Record<string, unknown>[]).map(toInvoice),
-    /** What an invoice bills now: its total, or its last adjustment's. */
-    billed: (invoiceId: string) =>
-      Number((statements.billed.get(invoiceId, invoiceId) as { billed: number }).billed),
-    adjust(id: string, invoiceId: string, previous: number, total: number, lines: Line[]) {
-      statements.adjust.run(id, invoiceId, previous, total, JSON.stringify(lines));
+    /**
+     * An adjustment to `total`, when the invoice does not bill that already: what it billed before, or
+     * undefined. One transaction that takes the write lock first, so that the service and a close command
+     * reading the same page of the feed adjust once.
+     */
+    adjust(id: string, invoiceId: string, total: number, lines: Line[]): number | undefined {
+      db.exec('begin immediate');
+      try {
+        const previous = Number((statements.billed.get(invoiceId, invoiceId) as { billed: number }).billed);
+        if (previous !== total) statements.adjust.run(id, invoiceId, previous, total, JSON.stringify(lines));
+        db.exec('commit');
+        return previous === total ? undefined : previous;
+      } catch (error) {
+        db.exec('rollback');
+        throw error;
+      }
     },
     setContact: (projectId: string, email: string) => statements.contact.run(projectId, email.toLowerCase()),
     contactOf: (projectId: string) =>
