@@ -175,11 +175,10 @@ describe('grants', () => {
     const row = page.body.data.find((p: { id: string }) => p.id === tenant.projectId);
     assert.deepEqual(Object.keys(row).sort(), ['createdAt', 'id', 'mode', 'name', 'slug']);
     assert.equal(row.slug, tenant.slug);
-    expectProblem(
-      await setup.request('GET', '/capability/v1/usage/changes', { key: billing.key }),
-      404,
-      'NOT_FOUND',
-    );
+    // One grant opens its own routes only: the usage feed needs usage:read.
+    const feed = await setup.request('GET', '/capability/v1/usage/changes', { key: billing.key });
+    expectProblem(feed, 403, 'INSUFFICIENT_SCOPE');
+    assert.match(feed.body.detail, /usage:read/);
     assert.equal((await patch([])).status, 200);
     expectProblem(await list(), 403, 'INSUFFICIENT_SCOPE');
     assert.equal((await patch(['everything'])).status, 400);
