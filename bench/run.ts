@@ -17,6 +17,7 @@ import { queueModels } from './queue-models.ts';
 import { scale } from './scale.ts';
 import { sender } from './sender.ts';
 import { startup } from './startup.ts';
+import { usageGrowth } from './usage-growth.ts';
 
 const SUITE: Record<string, (url: string, embedded: boolean) => Promise<BenchResult>> = {
   api,
@@ -36,6 +37,7 @@ const SUITE: Record<string, (url: string, embedded: boolean) => Promise<BenchRes
   'queue-models': queueModels,
   scale,
   sender,
+  'usage-growth': usageGrowth,
 };
 
 const names = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(SUITE);

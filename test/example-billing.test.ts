@@ -1,14 +1,20 @@
 // examples/billing as the process of its own it is, against a real service: usage of three products
 // (recorded with their own capability keys) read from the change feed, a period closed into an invoice
 // priced from prices.json, delivered to the project's endpoint and verified there; a late record in the
-// closed period adjusting it; the invoices read through the gateway; erasure by pull, invoices kept.
+// closed period adjusting it; the invoices read through the gateway; erasure by pull, invoices kept. Then
+// Billing's ledger as its outbox: what it recorded while the platform refused its publishes goes out once.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
+import { Capability } from '@platform-core/capability';
 import { Webhook } from 'standardwebhooks';
+import { closePeriod, publishOwed, syncFeed } from '../examples/billing/src/billing.ts';
+import { openLedger } from '../examples/billing/src/ledger.ts';
+import { readPrices } from '../examples/billing/src/prices.ts';
 import { startService } from './helpers/app.ts';
 import { startExample } from './helpers/examples.ts';
 import { eventually, startReceiver } from './helpers/receiver.ts';
@@ -181,5 +187,77 @@ describe('examples/billing', () => {
     const invoices = await service.request('GET', '/billing/v1/invoices', { key: tenant.key });
     assert.equal(invoices.body.data.length, 1, 'kept');
     assert.equal(invoices.body.data[0].recipient, null);
+  });
+
+  test('an invoice and an adjustment whose publishes failed go out when the platform answers, each once', async () => {
+    const project = await service.tenant(['webhooks:read']);
+    const ledger = openLedger(path.join(path.dirname(data), 'outbox.db'));
+    after(() => ledger.close());
+    const prices = readPrices(new URL('../examples/billing/prices.json', import.meta.url));
+    let refusing = true;
+    const platform = new Capability({
+      apiKey: billing.key,
+      baseUrl: service.baseUrl,
+      maxRetries: 0,
+      fetch: (input, init) =>
+        refusing && String(input).endsWith('/capability/v1/events')
+          ? Promise.reject(new TypeError('fetch failed'))
+          : fetch(input, init),
+    });
+    /** The project's events of this type, each read whole. */
+    const published = async (type: string) => {
+      const page = await service.request('GET', `/core/v1/events?type=${type}`, { key: project.key });
+      assert.equal(page.status, 200, page.text);
+      return Promise.all(
+        (page.body.data as { id: string }[]).map(async ({ id }) => {
+          const event = await service.request('GET', `/core/v1/events/${id}`, { key: project.key });
+          return event.body as { data: { totalMinor: number; deltaMinor?: number } };
+        }),
+      );
+    };
+    const recordFor = (value: number) =>
+      service.request('POST', '/capability/v1/usage', {
+        key: products.notify.key,
+        body: {
+          records: [{ id: `outbox-${++n}`, projectId: project.projectId, metric: 'messages_sent', value }],
+        },
+      });
+
+    assert.equal((await recordFor(10)).status, 200);
+    await eventually(async () => {
+      await syncFeed(platform, ledger, prices);
+      return (
+        ledger.quantities(project.projectId, today, today).get('notify/messages_sent') === 10 || undefined
+      );
+    });
+    await assert.rejects(closePeriod(platform, ledger, prices, today, today), /fetch failed|no answer/i);
+    const owed = ledger.unpublished().invoices.filter((i) => i.projectId === project.projectId);
+    assert.equal(owed.length, 1, 'the invoice is recorded, owed to the project');
+
+    assert.equal((await recordFor(5)).status, 200, 'late: the period is closed');
+    await eventually(async () => {
+      await syncFeed(platform, ledger, prices).catch(() => undefined); // its publish is refused
+      return ledger.unpublished().adjustments.some((a) => a.projectId === project.projectId) || undefined;
+    });
+    assert.deepEqual(
+      [await published('billing.invoice.created'), await published('billing.invoice.adjusted')],
+      [[], []],
+    );
+
+    refusing = false;
+    await publishOwed(platform, ledger);
+    assert.deepEqual(ledger.unpublished(), { invoices: [], adjustments: [] });
+    const [invoice] = await published('billing.invoice.created');
+    const [adjustment] = await published('billing.invoice.adjusted');
+    assert.equal(invoice?.data.totalMinor, 10);
+    assert.deepEqual([adjustment?.data.totalMinor, adjustment?.data.deltaMinor], [15, 5]);
+
+    // Accepted, but the mark was lost (a crash between the two): published again, still one event each.
+    const file = new DatabaseSync(path.join(path.dirname(data), 'outbox.db'));
+    file.exec('update invoices set published_at = null; update adjustments set published_at = null');
+    file.close();
+    await publishOwed(platform, ledger);
+    assert.equal((await published('billing.invoice.created')).length, 1);
+    assert.equal((await published('billing.invoice.adjusted')).length, 1);
   });
 });

@@ -1,6 +1,7 @@
 // What Billing does, for its service and its close command alike: read the usage change feed into its
 // ledger (adjusting a closed period that a late record changed), and close a period for every project.
-// Each invoice and adjustment is published for its project, so the project's own endpoints receive it.
+// Each invoice and adjustment is recorded first, then published for its project (so the project's own
+// endpoints receive it) until the platform accepts it: the ledger is Billing's outbox.
 import { randomUUID } from 'node:crypto';
 import type { Capability } from '@platform-core/capability';
 import type { Invoice, Ledger } from './ledger.ts';
@@ -18,33 +19,60 @@ export async function syncFeed(platform: Capability, ledger: Ledger, prices: Pri
     for (const key of touched) {
       const [projectId = '', day = ''] = key.split('|');
       const invoice = ledger.covering(projectId, day);
-      if (invoice) await adjust(platform, ledger, prices, invoice);
+      if (invoice) adjust(ledger, prices, invoice);
     }
+    await publishOwed(platform, ledger);
   }
 }
 
-/** A closed period whose usage changed since: an adjustment for the difference, told to the project. */
-async function adjust(platform: Capability, ledger: Ledger, prices: PriceList, invoice: Invoice) {
+/** A closed period whose usage changed since: an adjustment for the difference (unless it bills that). */
+function adjust(ledger: Ledger, prices: PriceList, invoice: Invoice) {
   const { lines, totalMinor } = linesOf(
     prices,
     ledger.quantities(invoice.projectId, invoice.from, invoice.to),
   );
-  const id = randomUUID();
-  const previous = ledger.adjust(id, invoice.id, totalMinor, lines);
-  if (previous === undefined) return; // it bills that already
-  await platform.publish({
-    projectId: invoice.projectId,
-    type: 'billing.invoice.adjusted',
-    data: {
-      invoiceId: invoice.id,
-      adjustmentId: id,
-      previousMinor: previous,
-      totalMinor,
-      deltaMinor: totalMinor - previous,
-      lines,
-    },
-    idempotencyKey: `adjustment-${id}`,
-  });
+  ledger.adjust(randomUUID(), invoice.id, totalMinor, lines);
+}
+
+/**
+ * Publishes every invoice and adjustment the ledger holds unpublished, each with an idempotency key of its
+ * own id: a publish retried after an unknown outcome, or by the service and a close command at once, is
+ * one event.
+ */
+export async function publishOwed(platform: Capability, ledger: Ledger) {
+  const { invoices, adjustments } = ledger.unpublished();
+  for (const invoice of invoices) {
+    await platform.publish({
+      projectId: invoice.projectId,
+      type: 'billing.invoice.created',
+      data: {
+        invoiceId: invoice.id,
+        from: invoice.from,
+        to: invoice.to,
+        currency: invoice.currency,
+        totalMinor: invoice.totalMinor,
+        lines: invoice.lines,
+      },
+      idempotencyKey: `invoice-${invoice.id}`,
+    });
+    ledger.published('invoice', invoice.id);
+  }
+  for (const a of adjustments) {
+    await platform.publish({
+      projectId: a.projectId,
+      type: 'billing.invoice.adjusted',
+      data: {
+        invoiceId: a.invoiceId,
+        adjustmentId: a.id,
+        previousMinor: a.previousMinor,
+        totalMinor: a.totalMinor,
+        deltaMinor: a.totalMinor - a.previousMinor,
+        lines: a.lines,
+      },
+      idempotencyKey: `adjustment-${a.id}`,
+    });
+    ledger.published('adjustment', a.id);
+  }
 }
 
 /** Closes `from`–`to` (UTC days, inclusive) for every project with billable usage: their invoices. */
@@ -63,32 +91,21 @@ export async function closePeriod(
     for (const project of page.data) {
       const { lines, totalMinor } = linesOf(prices, ledger.quantities(project.id, from, to));
       if (lines.length === 0) continue;
-      const invoice = ledger.invoice({
-        id: randomUUID(),
-        projectId: project.id,
-        from,
-        to,
-        currency: prices.currency,
-        totalMinor,
-        lines,
-        recipient: ledger.contactOf(project.id),
-      });
-      await platform.publish({
-        projectId: project.id,
-        type: 'billing.invoice.created',
-        data: {
-          invoiceId: invoice.id,
+      invoices.push(
+        ledger.invoice({
+          id: randomUUID(),
+          projectId: project.id,
           from,
           to,
-          currency: invoice.currency,
-          totalMinor: invoice.totalMinor,
-          lines: invoice.lines,
-        },
-        idempotencyKey: `invoice-${invoice.id}`,
-      });
-      invoices.push(invoice);
+          currency: prices.currency,
+          totalMinor,
+          lines,
+          recipient: ledger.contactOf(project.id),
+        }),
+      );
     }
     cursor = page.nextCursor ?? undefined;
   } while (cursor);
+  await publishOwed(platform, ledger);
   return invoices;
 }

@@ -17,6 +17,15 @@ export interface Invoice {
   recipient: string | null;
 }
 
+export interface Adjustment {
+  id: string;
+  invoiceId: string;
+  projectId: string;
+  previousMinor: number;
+  totalMinor: number;
+  lines: Line[];
+}
+
 export function openLedger(file: string) {
   mkdirSync(path.dirname(file), { recursive: true });
   const db = new DatabaseSync(file);
@@ -27,10 +36,10 @@ export function openLedger(file: string) {
     create table if not exists invoices (id text primary key, project_id text not null, period_from text not null,
       period_to text not null, currency text not null, total_minor integer not null, lines text not null,
       recipient text, created_at text not null default (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-      unique (project_id, period_from, period_to));
+      published_at text, unique (project_id, period_from, period_to));
     create table if not exists adjustments (id text primary key, invoice_id text not null references invoices (id),
       previous_minor integer not null, total_minor integer not null, lines text not null,
-      created_at text not null default (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')));
+      created_at text not null default (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')), published_at text);
     create table if not exists contacts (project_id text primary key, email text not null);`);
   const invoiceColumns = `id, project_id as projectId, period_from as "from", period_to as "to", currency,
     total_minor as totalMinor, lines, recipient`;
@@ -64,6 +73,21 @@ export function openLedger(file: string) {
       (select total_minor from invoices where id = ?)) as billed`),
     adjust: db.prepare(
       'insert into adjustments (id, invoice_id, previous_minor, total_minor, lines) values (?, ?, ?, ?, ?)',
+    ),
+    unpublishedInvoices: db.prepare(
+      `select ${invoiceColumns} from invoices where published_at is null order by created_at, rowid`,
+    ),
+    unpublishedAdjustments: db.prepare(
+      `select a.id, a.invoice_id as invoiceId, i.project_id as projectId, a.previous_minor as previousMinor,
+              a.total_minor as totalMinor, a.lines
+         from adjustments a join invoices i on i.id = a.invoice_id
+        where a.published_at is null order by a.created_at, a.rowid`,
+    ),
+    invoicePublished: db.prepare(
+      `update invoices set published_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') where id = ?`,
+    ),
+    adjustmentPublished: db.prepare(
+      `update adjustments set published_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') where id = ?`,
     ),
     contact: db.prepare(
       'insert into contacts (project_id, email) values (?, ?) on conflict (project_id) do update set email = excluded.email',
@@ -122,6 +146,25 @@ export function openLedger(file: string) {
         db.exec('rollback');
         throw error;
       }
+    },
+    /**
+     * What the projects have not been told yet, oldest first: invoices, then adjustments. Each is recorded
+     * before it is published and marked once the platform accepted it, so a publish that failed (or a crash
+     * between the two) is published again with the same idempotency key, never lost and never twice.
+     */
+    unpublished() {
+      return {
+        invoices: (statements.unpublishedInvoices.all() as Record<string, unknown>[]).map(
+          toInvoice,
+        ) as Invoice[],
+        adjustments: (statements.unpublishedAdjustments.all() as Record<string, unknown>[]).map((row) => ({
+          ...(row as unknown as Omit<Adjustment, 'lines'>),
+          lines: JSON.parse(row.lines as string) as Line[],
+        })),
+      };
+    },
+    published(kind: 'invoice' | 'adjustment', id: string) {
+      (kind === 'invoice' ? statements.invoicePublished : statements.adjustmentPublished).run(id);
     },
     setContact: (projectId: string, email: string) => statements.contact.run(projectId, email.toLowerCase()),
     contactOf: (projectId: string) =>
