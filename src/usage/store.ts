@@ -93,10 +93,11 @@ export const usageStore = (db: Db) => ({
     const { rows } = await db.query<UsageChange>(
       `select changed_xid::text as xid, project_id as "projectId", to_char(day, 'YYYY-MM-DD') as day,
               capability, metric, count
-         from usage_daily
+         from usage_daily as u
         where changed_xid < pg_snapshot_xmin(pg_current_snapshot())
-          and ($1::xid8 is null or (changed_xid, project_id, day, capability, metric) > ($1::xid8, $2::uuid, $3::date, $4, $5))
-        order by changed_xid, project_id, day, capability, metric
+          and ($1::xid8 is null or (changed_xid, project_id, u.day, capability, metric) > ($1::xid8, $2::uuid, $3::date, $4, $5))
+        -- u.day, the column: a bare "day" would be the text the select makes of it, sorted apart from the index
+        order by changed_xid, project_id, u.day, capability, metric
         limit $6`,
       [
         after?.xid ?? null,
