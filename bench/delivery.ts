@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { parseKeyring, seal } from '../src/crypto.ts';
-import { stateOf } from '../src/delivery-log/state.ts';
+import { stateOf } from '../src/delivery-store/state.ts';
 import {
   alternate,
   type BenchResult,

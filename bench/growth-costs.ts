@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { historyRetention } from '../src/partitions/retention.ts';
+import { historyRetention } from '../src/delivery-store/retention.ts';
 import { createDatabase } from '../support/database.ts';
 import { fillHistory, fillLegacyHistory } from './history-fill.ts';
 import type { Figure } from './lib.ts';

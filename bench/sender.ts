@@ -7,7 +7,8 @@
 
 import { createSecretKey, randomUUID } from 'node:crypto';
 import { Agent, request } from 'undici';
-import { createSender, type SendResult } from '../src/delivery/sender.ts';
+import type { Outgoing, SendResult } from '../src/delivery/destination.ts';
+import { webhookDestination } from '../src/delivery/sender.ts';
 import { signatureHeader } from '../src/delivery/signing.ts';
 import { systemResolver } from '../src/webhooks/address-policy.ts';
 import { alternate, type BenchResult, type Figure, ROOT, spawnNode, spread } from './lib.ts';
@@ -18,7 +19,7 @@ const SENDS = 20_000;
 const ROUNDS = 4;
 const TIMEOUT_MS = 15_000;
 
-type Send = (url: string, headers: Record<string, string>, body: string) => Promise<SendResult>;
+type Send = (delivery: Outgoing) => Promise<SendResult>;
 interface Round {
   rate: number;
   cpuUs: number;
@@ -28,7 +29,7 @@ interface Round {
 function requestSender(): { send: Send; close(): Promise<void> } {
   const agent = new Agent({ keepAliveTimeout: 30_000, connections: 64 });
   return {
-    async send(url, headers, body) {
+    async send({ url, headers, body }) {
       const started = performance.now();
       const response = await request(url, {
         method: 'POST',
@@ -64,7 +65,7 @@ async function round(send: Send, url: string): Promise<Round> {
         'webhook-timestamp': String(timestamp),
         'webhook-signature': signatureHeader([key], id, timestamp, body),
       };
-      const result = await send(url, headers, body);
+      const result = await send({ url, headers, body });
       if (result.statusCode !== 204) throw new Error(`answered ${result.statusCode}: ${result.error}`);
     }
   };
@@ -76,7 +77,7 @@ async function round(send: Send, url: string): Promise<Round> {
 export async function sender(): Promise<BenchResult> {
   const receiver = spawnNode(`${ROOT}bench/load/receiver.ts`, []);
   const url = `${await receiver.waitFor(/listening on (\S+)/)}/ok/sender`;
-  const service = createSender({
+  const service = webhookDestination({
     allowPrivate: true,
     resolve: systemResolver,
     timeoutMs: TIMEOUT_MS,

@@ -12,6 +12,7 @@ import type { Config } from './config.ts';
 import { CORE_CAPABILITY } from './core-capability.ts';
 import type { Keyring } from './crypto.ts';
 import type { Database } from './db/database.ts';
+import { type WakeWorkers, workerWaker } from './delivery-store/wake.ts';
 import { type ErasureAsking, erasureAsking } from './erasure/asking.ts';
 import { type SubjectHasher, subjectHasher } from './erasure/subject.ts';
 import { DeliveryForecast } from './events/forecast.ts';
@@ -22,7 +23,6 @@ import { keyService } from './keys/service.ts';
 import { partitionsReady } from './metering/partitions.ts';
 import type { MeteringDeps } from './metering/service.ts';
 import { Metrics } from './metrics/metrics.ts';
-import { type WakeWorkers, workerWaker } from './outbox/wake.ts';
 import { KnownProjects } from './projects/known.ts';
 import { CapabilityRegistry, defaultLimits } from './registry.ts';
 import { SettingsLease } from './settings/lease.ts';
@@ -51,7 +51,7 @@ export interface Context {
   sharedLimits: SharedTokenBuckets | undefined;
   /** In-process signals: 'deliveries' when a commit queued some (wakes a worker sharing the process). */
   signals: EventEmitter<{ deliveries: [] }>;
-  /** after a commit that queued deliveries: wakes the workers, in this process and others (outbox/wake.ts) */
+  /** after a commit that queued deliveries: wakes the workers, in this process and others (delivery-store/wake.ts) */
   wakeWorkers: WakeWorkers;
   db: Database;
   log: Logger;

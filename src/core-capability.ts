@@ -1,7 +1,8 @@
 // Core registers itself like any capability: the event types it emits, the metrics it counts, its eraser.
 // Apart from context.ts, so that the CLI's limit commands can register it without building a context.
+
+import { CORE_EVENT_TYPES } from './delivery-store/operational.ts';
 import { coreEraser } from './erasure/service.ts';
-import { CORE_EVENT_TYPES } from './outbox/operational.ts';
 import { type Capability, CapabilityRegistry } from './registry.ts';
 
 export const CORE_CAPABILITY: Capability = {

@@ -5,12 +5,12 @@
 //  - usage meters silent for 7 days are forgotten: a meter's row is what makes its retried flush count
 //    once, and a process retries within seconds, so a week is far beyond any retry;
 //  - the daily-limit reservations of days before yesterday are forgotten (they bind nothing);
-//  - the history keeps a week of partitions ahead, and whole days go at its horizon (partitions/retention.ts);
+//  - the history keeps a week of partitions ahead, and whole days go at its horizon (delivery-store/retention.ts);
 //  - background jobs are forgotten once they ended longer ago than the history's retention;
 //  - the metering tables keep their partitions made ahead, and drop those past their window; capabilities'
 //    breaker reports are forgotten a day on (instances come and go);
 //  - every 5 s, the history partitions that have doubled since they were last analyzed are analyzed again
-//    (partitions/statistics.ts: a plan made while a day was small must not outlive it), and capabilities'
+//    (delivery-store/statistics.ts: a plan made while a day was small must not outlive it), and capabilities'
 //    reservations past their time give their allowance back, and capabilities are asked again to erase
 //    (erasure/asking.ts).
 import type { Logger } from 'pino';
@@ -18,12 +18,12 @@ import { breakerStore } from './capabilities/breakers.ts';
 import { type Clock, DAY_MS, utcDay } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
+import { historyRetention } from './delivery-store/retention.ts';
+import { analyzeGrown } from './delivery-store/statistics.ts';
 import type { ErasureAsking } from './erasure/asking.ts';
 import { idempotencyStore } from './idempotency/store.ts';
 import { dropOldPartitions, ensurePartitions } from './metering/partitions.ts';
 import { meteringStore } from './metering/store.ts';
-import { historyRetention } from './partitions/retention.ts';
-import { analyzeGrown } from './partitions/statistics.ts';
 import { forgetJobs } from './recovery/jobs.ts';
 import { usageStore } from './usage/store.ts';
 

@@ -5,7 +5,7 @@ import type { ServerResponse } from 'node:http';
 import { describe, test } from 'node:test';
 import type { Database, Db } from '../src/db/database.ts';
 import { DeliveryWorker } from '../src/delivery/worker.ts';
-import { stateOf } from '../src/delivery-log/state.ts';
+import { stateOf } from '../src/delivery-store/state.ts';
 import { expectProblem, startService, type TestResponse } from './helpers/app.ts';
 import { answerWith, eventually, startReceiver } from './helpers/receiver.ts';
 

@@ -1,16 +1,16 @@
 // The delivery worker's rules that need no database: when it claims (scheduler.ts), what it holds of
 // each endpoint (held.ts), the pace of a rate-limited endpoint (pacing.ts), what an answer means
-// (outcome.ts), and the order lane locks are taken in (outbox/lanes.ts). Run alone in under 2 s:
+// (outcome.ts), and the order lane locks are taken in (delivery-store/lanes.ts). Run alone in under 2 s:
 // node --test test/*.unit.test.ts
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Db } from '../src/db/database.ts';
 import { type Held, HeldRuns } from '../src/delivery/held.ts';
 import { nextState } from '../src/delivery/outcome.ts';
-import { LOOKAHEAD_S, pace } from '../src/delivery/pacing.ts';
-import type { Run } from '../src/delivery/run.ts';
 import { type ClaimPlan, ClaimScheduler } from '../src/delivery/scheduler.ts';
-import { lockLanes, promote, settle } from '../src/outbox/lanes.ts';
+import { lockLanes, promote, settle } from '../src/delivery-store/lanes.ts';
+import { LOOKAHEAD_S, pace } from '../src/delivery-store/pacing.ts';
+import type { Run } from '../src/delivery-store/run.ts';
 
 /** A claim that resolves when the test says, with the count of due deliveries the test gives. */
 function plannedScheduler(overrides: Partial<ClaimPlan> = {}) {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { verifyWebhook } from '@platform-core/webhooks';
 import { Webhook } from 'standardwebhooks';
-import { queueCounts } from '../src/delivery-log/stats.ts';
+import { queueCounts } from '../src/delivery-store/stats.ts';
 import { expectProblem, startService, type Tenant } from './helpers/app.ts';
 import { answerWith, eventually, startReceiver } from './helpers/receiver.ts';
 

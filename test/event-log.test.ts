@@ -2,7 +2,7 @@
 // filtered by type, by a delivery's state, and by a window of time; paged by cursor; the project's only.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { SCANNED_EVENTS } from '../src/delivery-log/log.ts';
+import { SCANNED_EVENTS } from '../src/delivery-store/log.ts';
 import { newId } from '../src/partitions/ids.ts';
 import { expectProblem, startService } from './helpers/app.ts';
 import { eventually, startReceiver } from './helpers/receiver.ts';

@@ -5,7 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { openEmbeddedCluster } from '../src/db/embedded.ts';
-import { stateOf } from '../src/delivery-log/state.ts';
+import { stateOf } from '../src/delivery-store/state.ts';
 import { spawnNode } from '../support/process.ts';
 import { startService, TEST_ENCRYPTION_KEY } from './helpers/app.ts';
 import { adminUrl, databaseAddress } from './helpers/database.ts';

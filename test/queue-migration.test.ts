@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { parseKeyring } from '../src/crypto.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { stateOf } from '../src/delivery-log/state.ts';
+import { stateOf } from '../src/delivery-store/state.ts';
 import { SCOPES } from '../src/keys/scopes.ts';
 import { generateKey, hashKey } from '../src/keys/service.ts';
 import { newSecret } from '../src/webhooks/secrets.ts';

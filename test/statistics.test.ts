@@ -1,5 +1,5 @@
 // The plans PostgreSQL keeps for the worker's statements: a delivery found by its key reads the primary key
-// only (migration 0016); a day's partitions are analyzed again as they double (partitions/statistics.ts), so
+// only (migration 0016); a day's partitions are analyzed again as they double (delivery-store/statistics.ts), so
 // that a plan made while the day was small is made again; and the claim reads the due deliveries in order
 // up to its limit, even with statistics that know nothing of the backlog (claim.ts, DUE_QUERY); and
 // neither the claim nor the recorder reads every endpoint to find the few they concern; a claim's leases
@@ -12,11 +12,16 @@ import { after, test } from 'node:test';
 import { eventTypeStore } from '../src/catalogue/store.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { CLAIM_SETTINGS, claim, DUE_QUERY, RUNS_BEHIND } from '../src/delivery/claim.ts';
-import { DECIDED, LEASE, LEASED } from '../src/delivery/lease.ts';
-import { APPEND_DELIVERED, RECORD_OUTCOMES, RECORD_SETTINGS, RUNS_CHANGING } from '../src/delivery/store.ts';
-import { subscribed } from '../src/outbox/queue.ts';
-import { analyzeGrown } from '../src/partitions/statistics.ts';
+import { CLAIM_SETTINGS, claim, DUE_QUERY, RUNS_BEHIND } from '../src/delivery-store/claim.ts';
+import { subscribed } from '../src/delivery-store/enqueue.ts';
+import { DECIDED, LEASE, LEASED } from '../src/delivery-store/lease.ts';
+import {
+  APPEND_DELIVERED,
+  RECORD_OUTCOMES,
+  RECORD_SETTINGS,
+  RUNS_CHANGING,
+} from '../src/delivery-store/record.ts';
+import { analyzeGrown } from '../src/delivery-store/statistics.ts';
 import { freshDatabase } from './helpers/database.ts';
 import { eventually } from './helpers/receiver.ts';
 

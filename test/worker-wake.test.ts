@@ -1,12 +1,12 @@
 // A worker in another process is woken by a NOTIFY that each writing request sends after its commit
-// (src/outbox/wake.ts), not by one in its statement. Here the worker shares no in-process signal with
+// (src/delivery-store/wake.ts), not by one in its statement. Here the worker shares no in-process signal with
 // the API and polls once a minute: only the notification can bring the deliveries out within seconds.
 // So too with what a stopping worker held and never started: it hands them back and says so.
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { after, describe, test } from 'node:test';
 import { DeliveryWorker } from '../src/delivery/worker.ts';
-import { DELIVERIES_CHANNEL } from '../src/outbox/channel.ts';
+import { DELIVERIES_CHANNEL } from '../src/delivery-store/channel.ts';
 import { startService } from './helpers/app.ts';
 import { type Answer, eventually, startReceiver } from './helpers/receiver.ts';
 

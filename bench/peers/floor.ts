@@ -11,7 +11,7 @@
 // what any claim or worker could make of the service's rate, and the second what any data model could.
 import { randomUUID } from 'node:crypto';
 import { type Database, openDatabase } from '../../src/db/database.ts';
-import { type Completion, recordAttempts } from '../../src/delivery/store.ts';
+import { type Completion, recordAttempts } from '../../src/delivery-store/record.ts';
 import { BENCH_EVENTS, DATA, HISTORY_OF_QUEUED } from '../delivery.ts';
 
 /** The recorder's batch (recorder.ts, FLUSH_AT). */

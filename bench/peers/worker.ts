@@ -5,7 +5,7 @@
 // and a failure (not 2xx) thrown back to the library, which retries it.
 import { createSecretKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createSender } from '../../src/delivery/sender.ts';
+import { webhookDestination } from '../../src/delivery/sender.ts';
 import { signatureHeader } from '../../src/delivery/signing.ts';
 import { systemResolver } from '../../src/webhooks/address-policy.ts';
 import type { Job } from './peer.ts';
@@ -20,7 +20,7 @@ const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
   secret: string;
 };
 const key = createSecretKey(Buffer.from(config.secret.slice('whsec_'.length), 'base64'));
-const sender = createSender({
+const sender = webhookDestination({
   allowPrivate: true,
   resolve: systemResolver,
   timeoutMs: 15_000,
@@ -30,15 +30,15 @@ const sender = createSender({
 async function send(job: Job) {
   const body = `{"id":${JSON.stringify(job.eventId)},"type":${JSON.stringify(job.type)},"timestamp":"${job.timestamp}","data":${JSON.stringify(job.data)}}`;
   const timestamp = Math.floor(Date.now() / 1000);
-  const result = await sender.send(
-    job.url,
-    {
+  const result = await sender.send({
+    url: job.url,
+    headers: {
       'webhook-id': job.eventId,
       'webhook-timestamp': String(timestamp),
       'webhook-signature': signatureHeader([key], job.eventId, timestamp, body),
     },
     body,
-  );
+  });
   if (result.statusCode === null || result.statusCode < 200 || result.statusCode >= 300)
     throw new Error(result.error ?? `HTTP ${result.statusCode}`);
 }

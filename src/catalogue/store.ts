@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.ts';
-import { patternsOf } from '../outbox/queue.ts';
+import { patternsOf } from '../delivery-store/enqueue.ts';
 
 export interface EventTypeRow {
   name: string;

@@ -9,7 +9,7 @@
 // endpoint answers quickly (it then needs more waiting to keep its slots busy from one claim to the next,
 // and may take half the room): one that is slow or does not answer cannot fill the queue and starve the
 // others until its sends time out.
-import type { Run } from './run.ts';
+import type { Run } from '../delivery-store/run.ts';
 
 /**
  * An endpoint whose last answer came within this is sending quickly: a claim may take more of its

@@ -1,8 +1,9 @@
 // What an attempt's answer means: the delivery's next state (delivered; retried, and when; or dead), and
 // how the attempt is counted in the metrics.
+
+import type { Completion } from '../delivery-store/record.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import type { SendResult } from './sender.ts';
-import type { Completion } from './store.ts';
+import type { SendResult } from './destination.ts';
 
 const MAX_RETRY_AFTER_SECONDS = 3600;
 

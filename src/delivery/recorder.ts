@@ -4,8 +4,8 @@
 // a failed one is retried a second later with what came meanwhile, the leases holding all the while.
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.ts';
+import { type Completion, recordAttempts } from '../delivery-store/record.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import { type Completion, recordAttempts } from './store.ts';
 
 const FLUSH_AT = 200;
 const FLUSH_AFTER_MS = 20;

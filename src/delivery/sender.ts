@@ -7,17 +7,9 @@ import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { checkAddress, type Resolver } from '../webhooks/address-policy.ts';
+import type { Destination, SendResult } from './destination.ts';
 
 export const RESPONSE_CAPTURE_BYTES = 4096;
-
-export interface SendResult {
-  statusCode: number | null;
-  error: string | null;
-  responseBody: string | null;
-  durationMs: number;
-  /** seconds, from a retry-after header on 429 or 503 */
-  retryAfter: number | null;
-}
 
 export class AddressRefused extends Error {}
 
@@ -87,17 +79,17 @@ export function guardedAgent(options: {
   });
 }
 
-export function createSender(options: {
+/** The webhook destination: an HTTPS POST of each delivery, on one guarded agent. */
+export function webhookDestination(options: {
   allowPrivate: boolean;
   resolve: Resolver;
   timeoutMs: number;
   userAgent: string;
-}) {
+}): Destination {
   const agent = guardedAgent(options);
   const fixed = { 'content-type': 'application/json', 'user-agent': options.userAgent };
   return {
-    send: (url: string, headers: Record<string, string>, body: string | Buffer): Promise<SendResult> =>
-      post(agent, url, { ...headers, ...fixed }, body, options.timeoutMs),
+    send: ({ url, headers, body }) => post(agent, url, { ...headers, ...fixed }, body, options.timeoutMs),
     close: () => agent.close(),
   };
 }

@@ -18,20 +18,21 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Keyring } from '../crypto.ts';
 import type { Database } from '../db/database.ts';
+import { DELIVERIES_CHANNEL } from '../delivery-store/channel.ts';
+import { claim } from '../delivery-store/claim.ts';
+import { LOOKAHEAD_S } from '../delivery-store/pacing.ts';
+import { type Completion, deliveryStore, WORKER_LOCK } from '../delivery-store/record.ts';
+import type { ClaimedDelivery, Run } from '../delivery-store/run.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import { DELIVERIES_CHANNEL } from '../outbox/channel.ts';
 import type { Meter } from '../usage/meter.ts';
 import type { Resolver } from '../webhooks/address-policy.ts';
-import { claim } from './claim.ts';
+import type { Destination } from './destination.ts';
 import { type Held, HeldRuns } from './held.ts';
 import { type AttemptMetrics, countAttempt, nextState } from './outcome.ts';
-import { LOOKAHEAD_S } from './pacing.ts';
 import { AttemptRecorder } from './recorder.ts';
-import type { ClaimedDelivery, Run } from './run.ts';
 import { ClaimScheduler } from './scheduler.ts';
-import { createSender } from './sender.ts';
+import { webhookDestination } from './sender.ts';
 import { signatureHeader, signingKeyCache } from './signing.ts';
-import { type Completion, deliveryStore, WORKER_LOCK } from './store.ts';
 
 const HEARTBEAT_MS = 10_000;
 const CLAIM_BATCH = 200;
@@ -63,7 +64,7 @@ export class DeliveryWorker {
   readonly lockKey = randomInt(1, 2 ** 31 - 1);
   private readonly deps: WorkerDeps;
   private readonly store: ReturnType<typeof deliveryStore>;
-  private readonly sender: ReturnType<typeof createSender>;
+  private readonly destination: Destination;
   private readonly signingKeys: ReturnType<typeof signingKeyCache>;
   private readonly leaseSeconds: number;
   private readonly concurrency: number;
@@ -98,7 +99,7 @@ export class DeliveryWorker {
       },
     });
     const { config } = deps;
-    this.sender = createSender({
+    this.destination = webhookDestination({
       allowPrivate: config.webhookAllowPrivate,
       resolve: deps.resolve,
       timeoutMs: config.deliveryTimeoutMs,
@@ -267,20 +268,20 @@ export class DeliveryWorker {
       void this.store.release(waiting.flatMap((held) => held.run.deliveries)).catch(() => {});
   }
 
-  /** One attempt: sign, send, and decide the delivery's next state. */
+  /** One attempt: sign, send through the destination, and decide the delivery's next state. */
   private async deliver(delivery: ClaimedDelivery, token: string): Promise<Completion> {
     const timestamp = Math.floor(Date.now() / 1000);
     const secrets = this.signingKeys(delivery.endpoint_id, delivery.active_secret, delivery.previous_secret);
     const startedAt = new Date();
-    const result = await this.sender.send(
-      delivery.url,
-      {
+    const result = await this.destination.send({
+      url: delivery.url,
+      headers: {
         'webhook-id': delivery.event_id,
         'webhook-timestamp': String(timestamp),
         'webhook-signature': signatureHeader(secrets, delivery.event_id, timestamp, delivery.body),
       },
-      delivery.body,
-    );
+      body: delivery.body,
+    });
     const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const gone = result.statusCode === 410;
     // At once, and until the attempt is recorded (which disables the endpoint and cancels the rest): what
@@ -343,7 +344,7 @@ export class DeliveryWorker {
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));
     await this.recorder.flush();
     await this.store.forgetWorker(this.id).catch(() => {});
-    await this.sender.close();
+    await this.destination.close();
     this.deps.log.info({ worker: this.id }, 'delivery worker stopped');
   }
 }

@@ -10,7 +10,7 @@ import type { CapabilitySigning } from '../capabilities/signing.ts';
 import { type Keyring, unseal } from '../crypto.ts';
 import type { Database } from '../db/database.ts';
 import { signatureHeader } from '../delivery/signing.ts';
-import { emitOperational } from '../outbox/operational.ts';
+import { emitOperational } from '../delivery-store/operational.ts';
 import type { CapabilityRegistry, Subject } from '../registry.ts';
 import { erasureTasks, type TaskRow } from './tasks.ts';
 

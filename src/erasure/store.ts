@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.ts';
+import { redactResponses } from '../delivery-store/state.ts';
 
 export const erasureStore = (db: Db) => ({
   /**
@@ -16,13 +17,7 @@ export const erasureStore = (db: Db) => ({
           where e.project_id = $1 and e.id = t.event_id and e.created_at = t.event_created_at
             and e.redacted_at is null
          returning e.id
-       ), attempts_redacted as (
-         update delivery_attempts a set response_body = null
-           from deliveries d, tagged t
-          where d.project_id = $1 and d.event_id = t.event_id and d.event_created_at = t.event_created_at
-            and a.project_id = d.project_id and a.delivery_id = d.id and a.event_created_at = d.event_created_at
-            and a.response_body is not null
-       )
+       ), ${redactResponses({ from: 'tagged t', project: '$1', event: 't.event_id', createdAt: 't.event_created_at' })}
        select count(*)::int as redacted from events_redacted`,
       [projectId, subjectHmac, now],
     );

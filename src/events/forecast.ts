@@ -5,7 +5,7 @@
 // answer. Publishes that reach an ordered lane go the ordinary way: their lanes are settled by a second
 // statement.
 import { LRUCache } from 'lru-cache';
-import type { Queued } from '../outbox/queue.ts';
+import type { Queued } from '../delivery-store/enqueue.ts';
 
 export class DeliveryForecast {
   /** deliveries queued by the last publish of each kind, or 'ordered'; 10,000 kinds at most */

@@ -3,15 +3,15 @@
 // woken once it has.
 
 import type { Clock } from '../clock.ts';
-import type { DeliveryLog } from '../delivery-log/log.ts';
+import type { Queued } from '../delivery-store/enqueue.ts';
+import { settleLanes } from '../delivery-store/lanes.ts';
+import type { DeliveryLog } from '../delivery-store/log.ts';
+import { TEST_EVENT_TYPE } from '../delivery-store/operational.ts';
 import { normalizeSubject, type SubjectHasher } from '../erasure/subject.ts';
 import { notFound, PlatformError } from '../errors.ts';
 import { write } from '../idempotency/write.ts';
 import { repeatedName } from '../json-text.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import { settleLanes } from '../outbox/lanes.ts';
-import { TEST_EVENT_TYPE } from '../outbox/operational.ts';
-import type { Queued } from '../outbox/queue.ts';
 import { newId } from '../partitions/ids.ts';
 import { projectStore } from '../projects/store.ts';
 import type { Subject } from '../registry.ts';
@@ -58,7 +58,7 @@ export interface EventDeps {
   clock: Clock;
   /** the installation's retention of history, in days (a project may keep fewer) */
   retentionDays: number;
-  /** wakes the delivery workers, in this process and others, once the write has committed (outbox/wake.ts) */
+  /** wakes the delivery workers, in this process and others, once the write has committed (delivery-store/wake.ts) */
   wake: () => void;
   /** how many deliveries the last publish of each kind queued */
   forecast: DeliveryForecast;

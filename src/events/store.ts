@@ -1,9 +1,9 @@
 import { VERSION } from '../catalogue/store.ts';
 import type { Db, SoleWrite } from '../db/database.ts';
-import { stateOf } from '../delivery-log/state.ts';
-import { enqueue, QUEUED_RESULT, type Queued, subscribed } from '../outbox/queue.ts';
+import { enqueue, QUEUED_RESULT, type Queued, subscribed } from '../delivery-store/enqueue.ts';
+import { projectHorizon } from '../delivery-store/retention.ts';
+import { dispatchInProgress } from '../delivery-store/state.ts';
 import { timeOf } from '../partitions/ids.ts';
-import { projectHorizon } from '../partitions/retention.ts';
 
 /**
  * The condition that finds an event by id in its day's partition only (an id of version 7 carries its
@@ -128,9 +128,7 @@ export const eventStore = (db: Db) => ({
       in_progress: boolean;
     }>(
       `select e.type, e.created_at, e.ordering_key,
-              exists (select 1 from deliveries d
-                       where d.project_id = e.project_id and d.event_id = e.id and d.event_created_at = e.created_at
-                         and d.kind = 'dispatch' and ${stateOf('d')} = 'pending' and d.attempts = 0) as in_progress
+              ${dispatchInProgress('e')} as in_progress
          from events e
         where ${condition}`,
       values,

@@ -5,8 +5,8 @@ import { breakerStore, providerStates } from '../capabilities/breakers.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { appliedMigrations, MIGRATIONS } from '../db/migrate.ts';
-import { type QueueCounts, type QueueState, queueCounts, queueState } from '../delivery-log/stats.ts';
-import { historyRetention } from '../partitions/retention.ts';
+import { historyRetention } from '../delivery-store/retention.ts';
+import { type QueueCounts, type QueueState, queueCounts, queueState } from '../delivery-store/stats.ts';
 import type { CapabilityRegistry } from '../registry.ts';
 
 const PING_TIMEOUT_MS = 1000;

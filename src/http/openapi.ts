@@ -3,8 +3,8 @@
 // the `webhooks` a receiver gets (OpenAPI 3.1). `openapi.json` at the root is its committed snapshot.
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { RouteOptions } from 'fastify';
+import { CORE_EVENT_TYPES } from '../delivery-store/operational.ts';
 import { CAPABILITY_SCOPE, isOperatorScope } from '../keys/scopes.ts';
-import { CORE_EVENT_TYPES } from '../outbox/operational.ts';
 import type { EventTypeDeclaration } from '../registry.ts';
 
 type Access = NonNullable<RouteOptions['config']>['access'];

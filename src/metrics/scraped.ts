@@ -1,7 +1,7 @@
 // The gauges read when Prometheus scrapes: the database (reachable, the pool), the delivery queue, and
 // what this process holds (the worker's sends, the usage not yet flushed, the shared limits' state).
 import type { Database } from '../db/database.ts';
-import { queueFigures } from '../delivery-log/stats.ts';
+import { queueFigures } from '../delivery-store/stats.ts';
 import type { Metrics } from './metrics.ts';
 
 const PING_TIMEOUT_MS = 1000;

@@ -4,11 +4,11 @@
 // and nothing is skipped). A job's events were fixed when it was asked for (recovery.ts).
 import type { Logger } from 'pino';
 import type { Database, Db } from '../db/database.ts';
+import { DELIVERIES_CHANNEL } from '../delivery-store/channel.ts';
+import { enqueue } from '../delivery-store/enqueue.ts';
+import { settleLanes } from '../delivery-store/lanes.ts';
 import { notFound } from '../errors.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import { DELIVERIES_CHANNEL } from '../outbox/channel.ts';
-import { settleLanes } from '../outbox/lanes.ts';
-import { enqueue } from '../outbox/queue.ts';
 
 const BATCH = 1000;
 const LEASE_SECONDS = 60;

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
+import { MAX_RECOVERY } from '../delivery-store/recover.ts';
 import { EventTypesSchema } from '../webhooks/schema.ts';
-import { MAX_RECOVERY } from './recovery.ts';
 
 export const RetriedSchema = Type.Object(
   { deliveryId: Type.String({ format: 'uuid' }) },

@@ -4,11 +4,12 @@ import { randomUUID } from 'node:crypto';
 import type { DeclaredTypes } from '../catalogue/declared.ts';
 import { outsideRegistry } from '../catalogue/service.ts';
 import type { Keyring } from '../crypto.ts';
+import { endpointAttempts } from '../delivery-store/endpoint-attempts.ts';
+import { cancelPending, forgetSlots } from '../delivery-store/enqueue.ts';
+import { holdForPause, lockLanes, relane } from '../delivery-store/lanes.ts';
+import { emitOperational } from '../delivery-store/operational.ts';
 import { notFound, PlatformError } from '../errors.ts';
 import { write } from '../idempotency/write.ts';
-import { holdForPause, lockLanes, relane } from '../outbox/lanes.ts';
-import { emitOperational } from '../outbox/operational.ts';
-import { cancelPending, forgetSlots } from '../outbox/queue.ts';
 import type { CapabilityRegistry } from '../registry.ts';
 import type { Work } from '../work.ts';
 import { checkWebhookUrl, type UrlCheckOptions } from './address-policy.ts';
@@ -63,6 +64,7 @@ export interface EndpointDeps {
 
 export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: EndpointDeps) => {
   const store = endpointStore(db);
+  const attempts = endpointAttempts(db);
   const { keyring } = deps;
 
   return {
@@ -113,7 +115,7 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
 
     /** The project's endpoints, oldest first, each with its attempts of the last 24 hours. */
     list: async (projectId: string) => {
-      const [rows, day] = await Promise.all([store.list(projectId), store.attemptsOfDay(projectId)]);
+      const [rows, day] = await Promise.all([store.list(projectId), attempts.ofDay(projectId)]);
       return rows.map((row) => ({
         ...toRecord(row),
         last24h: day.get(row.id) ?? { attempts: 0, succeeded: 0 },
@@ -138,7 +140,7 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
     /** Its attempts in each of the last 24 hours, succeeded and failed. */
     async hourly(projectId: string, id: string) {
       if (!(await store.get(projectId, id))) throw notFound('webhook endpoint');
-      const hours = await store.attemptsByHour(projectId, id);
+      const hours = await attempts.byHour(projectId, id);
       const to = new Date(Date.parse(hours.at(-1)?.hour ?? '') + 3_600_000).toISOString();
       return { from: hours[0]?.hour ?? to, to, hours };
     },

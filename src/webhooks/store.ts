@@ -1,7 +1,7 @@
-import { DAY_MS } from '../clock.ts';
 import type { Db, SoleWrite } from '../db/database.ts';
-import { DELIVERIES_CHANNEL } from '../outbox/channel.ts';
-import { CANCEL_WITH_DELETION } from '../outbox/queue.ts';
+import { DELIVERIES_CHANNEL } from '../delivery-store/channel.ts';
+import { resetDeadStreak, resetRateState } from '../delivery-store/endpoint-state.ts';
+import { CANCEL_WITH_DELETION, waitingOf } from '../delivery-store/enqueue.ts';
 
 export const ENDPOINTS_PER_PROJECT = 20;
 
@@ -18,12 +18,9 @@ export interface EndpointRow {
   created_at: Date;
 }
 
-const HOUR_MS = 60 * 60 * 1000;
-
 /** An endpoint's record, with how many of its deliveries are pending (its queue rows). */
 const RECORD = `id, url, event_types, active, paused, rate_limit_per_second, ordering,
-  (select count(*)::int from delivery_queue q
-    where q.endpoint_id = webhook_endpoints.id and q.project_id = webhook_endpoints.project_id) as waiting,
+  ${waitingOf('webhook_endpoints')} as waiting,
   previous_secret is not null as has_previous_secret, created_at`;
 
 /** Why a deleted endpoint's pending deliveries were cancelled. */
@@ -148,10 +145,10 @@ export const endpointStore = (db: Db) => ({
           set url = coalesce($3, url),
               event_types = coalesce($4, event_types),
               rate_limit_per_second = case when $5 then $6 else rate_limit_per_second end,
-              rate_next_at = case when $5 then null else rate_next_at end,
+              ${resetRateState('$5')},
               ordering = coalesce($7, ordering),
               active = coalesce($8, active),
-              dead_streak = case when $8 and not active then 0 else dead_streak end
+              ${resetDeadStreak('$8 and not active')}
          from (select url as was_url, event_types as was_event_types, rate_limit_per_second as was_rate,
                       active as was_active, ordering as was_ordering
                  from webhook_endpoints where project_id = $1 and id = $2 for update) as before
@@ -195,65 +192,6 @@ export const endpointStore = (db: Db) => ({
     return rows;
   },
 
-  /**
-   * Each endpoint's attempts in the last 24 hours and how many succeeded, read from the deliveries of the
-   * day's events (the partitions of that day only): the portal's success rate, read when its list is.
-   */
-  async attemptsOfDay(projectId: string) {
-    // The day's bounds go in as values, not as now() - interval: PostgreSQL then prunes the partitions
-    // (days, and the days made ahead) while planning, instead of planning the join over every one of them
-    // and pruning as it runs (1 ms of planning against 0.3, on every list; the list went from 0.95 of a
-    // raw SELECT to 0.13). The upper bound leaves an hour for clocks that run ahead.
-    const now = Date.now();
-    const since = new Date(now - DAY_MS);
-    const until = new Date(now + HOUR_MS);
-    const { rows } = await db.query<{ endpoint_id: string; attempts: number; succeeded: number }>({
-      name: 'endpoint-attempts-of-day',
-      text: `select d.endpoint_id, count(*)::int as attempts, count(*) filter (where a.succeeded)::int as succeeded
-         from deliveries d
-         join delivery_attempts a
-           on a.project_id = d.project_id and a.delivery_id = d.id and a.event_created_at = d.event_created_at
-        where d.project_id = $1 and d.event_created_at >= $2 and d.event_created_at < $3
-          and a.event_created_at >= $2 and a.event_created_at < $3 and a.started_at >= $2
-        group by d.endpoint_id`,
-      values: [projectId, since, until],
-    });
-    return new Map(
-      rows.map((row) => [row.endpoint_id, { attempts: row.attempts, succeeded: row.succeeded }]),
-    );
-  },
-
-  /**
-   * An endpoint's attempts in each of the last 24 hours (the current one last), succeeded and failed, read
-   * as attemptsOfDay reads them: from the deliveries of the window's events, its partitions only.
-   */
-  async attemptsByHour(projectId: string, id: string) {
-    const current = Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
-    const since = new Date(current - 23 * HOUR_MS);
-    const until = new Date(current + 2 * HOUR_MS); // the current hour, and an hour for clocks ahead
-    const { rows } = await db.query<{ hour: string; succeeded: number; failed: number }>({
-      name: 'endpoint-attempts-by-hour',
-      text: `with counted as (
-         select date_trunc('hour', a.started_at) as hour,
-                count(*) filter (where a.succeeded)::int as succeeded,
-                count(*) filter (where not a.succeeded)::int as failed
-           from deliveries d
-           join delivery_attempts a
-             on a.project_id = d.project_id and a.delivery_id = d.id and a.event_created_at = d.event_created_at
-          where d.project_id = $1 and d.endpoint_id = $2 and d.event_created_at >= $3 and d.event_created_at < $4
-            and a.event_created_at >= $3 and a.event_created_at < $4 and a.started_at >= $3
-          group by 1
-       )
-       select to_char(h.hour at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as hour,
-              coalesce(c.succeeded, 0) as succeeded, coalesce(c.failed, 0) as failed
-         from generate_series($3::timestamptz, $3::timestamptz + interval '23 hours', interval '1 hour') as h(hour)
-         left join counted c on c.hour = h.hour
-        order by h.hour`,
-      values: [projectId, id, since, until],
-    });
-    return rows;
-  },
-
   /** Deletes the endpoint and its secrets, and gives its slot back to the project's count. */
   async delete(projectId: string, id: string) {
     const { rows } = await db.query<{ deleted: boolean }>(
@@ -272,7 +210,7 @@ export const endpointStore = (db: Db) => ({
   /**
    * The deletion as a sole write, foreseen to find the endpoint unordered: it cancels the pending
    * deliveries in the same statement, without the lane lock an ordered endpoint's cancel takes first
-   * (outbox/queue.ts cancelPending); a delivery queued meanwhile is cancelled by the worker that claims it.
+   * (delivery-store/enqueue.ts cancelPending); a delivery queued meanwhile is cancelled by the worker that claims it.
    */
   deleteSole: (projectId: string, id: string): SoleWrite => ({
     name: 'webhook-endpoint-delete-sole',

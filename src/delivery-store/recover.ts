@@ -2,12 +2,12 @@
 // by a background job (jobs.ts), with a dry run that only counts.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.ts';
-import { stateOf } from '../delivery-log/state.ts';
 import { notFound, PlatformError } from '../errors.ts';
-import { DELIVERIES_CHANNEL } from '../outbox/channel.ts';
-import { laneOf, lockLanes, settleLanes } from '../outbox/lanes.ts';
 import { timeOf } from '../partitions/ids.ts';
-import { projectHorizon } from '../partitions/retention.ts';
+import { DELIVERIES_CHANNEL } from './channel.ts';
+import { laneOf, lockLanes, settleLanes } from './lanes.ts';
+import { projectHorizon } from './retention.ts';
+import { stateOf } from './state.ts';
 
 /** The most events one recovery job re-sends. */
 export const MAX_RECOVERY = 100_000;
@@ -48,7 +48,7 @@ export const recovery = (db: Db, retentionDays: number) => ({
     await lockLanes(db, [delivery.endpoint_id]);
     const { rows: retried } = await db.query<{ lane: string | null }>(
       `with target as (
-         -- its state derived (delivery-log/state.ts): a delivered one, though it says pending, is neither
+         -- its state derived (delivery-store/state.ts): a delivered one, though it says pending, is neither
          -- made due nor revived below
          select d.project_id, d.id, d.event_id, d.event_created_at, d.endpoint_id, d.attempts, l.lane,
                 ${stateOf('d')} as state

@@ -1,8 +1,8 @@
 import type { Database, Db } from '../db/database.ts';
-import { lockLanes, promote } from '../outbox/lanes.ts';
-import { emitOperational, type OperationalEvent } from '../outbox/operational.ts';
-import { cancelPending } from '../outbox/queue.ts';
-import { daysOf } from '../partitions/retention.ts';
+import { cancelPending } from './enqueue.ts';
+import { lockLanes, promote } from './lanes.ts';
+import { emitOperational, type OperationalEvent } from './operational.ts';
+import { daysOf } from './retention.ts';
 
 export interface Completion {
   projectId: string;
@@ -98,7 +98,7 @@ export const RECORD_OUTCOMES = `with r as (
      select r.*, r.id in (select delivery_id from retried union all select id from finished) as mine
        from r
    ), updated as (
-     -- Every outcome but a delivery: its history row stays as it is (delivery-log/state.ts).
+     -- Every outcome but a delivery: its history row stays as it is (delivery-store/state.ts).
      update deliveries d
         set state = case when r.mine then r.state else d.state end,
             attempts = d.attempts + 1,
@@ -152,7 +152,7 @@ export const deliveryStore = (db: Db) => ({
   /**
    * Delivered attempts of deliveries this worker still leases, in one statement: the queue row is deleted
    * (checked against the lease) and the attempt row appended, and the history row is not written
-   * (delivery-log/state.ts). recordOutcomes writes the same for them, with every other outcome's branches
+   * (delivery-store/state.ts). recordOutcomes writes the same for them, with every other outcome's branches
    * besides: this costs PostgreSQL about half as much per delivery (docs/decisions/appended-delivered.md).
    * Those whose queue row it did not find are left to recordOutcomes. The ids of those it recorded: the
    * rest of what the recorder needs of them is in the batch already (five columns more a row were 0.3-0.4
@@ -180,7 +180,7 @@ export const deliveryStore = (db: Db) => ({
    * Records a batch of attempts in one statement, only of deliveries this worker still leases: a retried
    * one stays in the queue for its next attempt, a finished one leaves it (a delete), and each takes one
    * attempt row. A delivered one's history row is not written: the queue row's delete and the attempt row
-   * say it (delivery-log/state.ts). A retried or dead one's row takes the outcome (a HOT update: no index of
+   * say it (delivery-store/state.ts). A retried or dead one's row takes the outcome (a HOT update: no index of
    * the history names what changes). A delivery cancelled (or expired) while its attempt was in flight has
    * left the queue: the attempt is recorded, and its state and reason kept, if no other attempt was
    * recorded since the claim.
@@ -279,7 +279,7 @@ export const RECORD_SETTINGS = 'set local enable_seqscan = off';
  * finished move on; an endpoint that answered 410, or whose deliveries died `disableAfterDead` times in a
  * row, is disabled (its pending deliveries cancelled); each death and each disabling is reported by an
  * operational event (a dead delivery of an operational event reports nothing). The lanes are locked
- * first (outbox/lanes.ts).
+ * first (delivery-store/lanes.ts).
  */
 export async function recordAttempts(db: Database, batch: Completion[], disableAfterDead: number) {
   await db.transaction(async (tx) => {

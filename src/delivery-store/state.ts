@@ -32,3 +32,26 @@ export const deliveredBy = (d: string) => `left join lateral (
       from delivery_attempts da
      where da.project_id = ${d}.project_id and da.delivery_id = ${d}.id
        and da.event_created_at = ${d}.event_created_at and ${delivering(d, 'da')}) da on true`;
+
+/**
+ * Whether event `e`'s first dispatch is still under way: a delivery of it made when it was published is
+ * pending and not yet attempted (an idempotent publish answered again says so).
+ */
+export const dispatchInProgress = (e: string) =>
+  `exists (select 1 from deliveries d
+            where d.project_id = ${e}.project_id and d.event_id = ${e}.id and d.event_created_at = ${e}.created_at
+              and d.kind = 'dispatch' and ${stateOf('d')} = 'pending' and d.attempts = 0)`;
+
+/**
+ * A CTE, `attempts_redacted`: the captured responses of the attempts at delivering the events `from` finds
+ * (a CTE or table with its alias; `project`, `event` and `createdAt` name each event's key in it) are
+ * forgotten, since a receiver's answer may echo the payload. For an erasure and a short retention.
+ */
+export const redactResponses = (o: { from: string; project: string; event: string; createdAt: string }) =>
+  `attempts_redacted as (
+     update delivery_attempts a set response_body = null
+       from deliveries d, ${o.from}
+      where d.project_id = ${o.project} and d.event_id = ${o.event} and d.event_created_at = ${o.createdAt}
+        and a.project_id = d.project_id and a.delivery_id = d.id and a.event_created_at = d.event_created_at
+        and a.response_body is not null
+   )`;

@@ -63,6 +63,10 @@ export const enqueue = (o: {
     select project_id, delivery_id, event_id, event_created_at, endpoint_id, '${o.kind}', now() from queued
   )`;
 
+/** SQL: how many of endpoint row `w`'s deliveries are pending (its queue rows). */
+export const waitingOf = (w: string) =>
+  `(select count(*)::int from delivery_queue q where q.endpoint_id = ${w}.id and q.project_id = ${w}.project_id)`;
+
 /**
  * CTEs: the pending deliveries that `find` finds (of delivery_queue) leave the queue, cancelled for the
  * reason `$3`; `cancelled` returns them.

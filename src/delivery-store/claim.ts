@@ -5,17 +5,17 @@
 //      claim's one read of the endpoint), due within LOOKAHEAD (the worker holds one until its time, so
 //      that a paced delivery goes at its slot, not at the next claim); of those to send, only each
 //      endpoint's share goes on (held.ts), and the rest stay due, unlocked at the commit;
-//   2. behind each head of an ordered lane, the run of deliveries that follow it (outbox/lanes.ts), leased with it
+//   2. behind each head of an ordered lane, the run of deliveries that follow it (delivery-store/lanes.ts), leased with it
 //      so that one worker sends them one at a time;
 //   3. for rate-limited endpoints, their send slots (pacing.ts), under the endpoint row's lock;
 //   4. a delivery whose endpoint is gone or disabled is cancelled; one whose endpoint is paused is held;
 //   5. the rest are leased (an expired lease is due again: a crashed worker loses nothing) and returned with
 //      everything the send needs (event, address, sealed secrets), grouped in runs.
 import { type Database, type Db, pgCode } from '../db/database.ts';
-import { LANE_LOCK } from '../outbox/lanes.ts';
-import { daysOf } from '../partitions/retention.ts';
+import { LANE_LOCK } from './lanes.ts';
 import { DECIDED, LEASE, LEASED } from './lease.ts';
 import { LOOKAHEAD_S, type Paced, pace } from './pacing.ts';
+import { daysOf } from './retention.ts';
 import type { ClaimedDelivery, Run } from './run.ts';
 
 /**

@@ -7,8 +7,8 @@ import type { Db } from '../db/database.ts';
 import { newId } from '../partitions/ids.ts';
 import type { EventTypeDeclaration } from '../registry.ts';
 import { DELIVERIES_CHANNEL } from './channel.ts';
+import { enqueue, patternsOf } from './enqueue.ts';
 import { type Lane, settle } from './lanes.ts';
-import { enqueue, patternsOf } from './queue.ts';
 
 /** The event type of the test operation, sent to one endpoint only. */
 export const TEST_EVENT_TYPE = 'core.webhook.test';

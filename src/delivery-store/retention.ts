@@ -9,6 +9,7 @@
 // Every step is idempotent and safe with several workers at once (the partition function takes a lock).
 import { DAY_MS, utcDay } from '../clock.ts';
 import { type Database, type Db, pgCode } from '../db/database.ts';
+import { redactResponses } from './state.ts';
 
 /**
  * The oldest time a project's history holds, as SQL: its own retention, else the installation's (`days`,
@@ -130,13 +131,7 @@ export const historyRetention = (db: Database) => ({
        ), events_redacted as (
          update events e set data = '{"redacted": true}', data_jsonb = null, redacted_at = now()
            from batch b where e.project_id = b.project_id and e.id = b.id and e.created_at = b.created_at
-       ), attempts_redacted as (
-         update delivery_attempts a set response_body = null
-           from deliveries d, batch b
-          where d.project_id = b.project_id and d.event_id = b.id and d.event_created_at = b.created_at
-            and a.project_id = d.project_id and a.delivery_id = d.id and a.event_created_at = d.event_created_at
-            and a.response_body is not null
-       )
+       ), ${redactResponses({ from: 'batch b', project: 'b.project_id', event: 'b.id', createdAt: 'b.created_at' })}
        select count(*)::int as redacted from batch`,
       [retentionDays, REDACT_BATCH],
     );

@@ -3,7 +3,7 @@
 import type { Db } from '../db/database.ts';
 import { notFound } from '../errors.ts';
 import { type Cursor, encode, type Page, pageFrom } from '../pagination.ts';
-import { projectHorizon } from '../partitions/retention.ts';
+import { projectHorizon } from './retention.ts';
 import { deliveredAt, deliveredBy, delivering, stateOf } from './state.ts';
 
 export interface DeliveryView {

@@ -1,0 +1,30 @@
+// What the worker sends through: a destination takes one signed delivery and answers how the attempt went,
+// whatever carries it. The worker signs, sends through the destination, and decides the delivery's next
+// state from the answer (outcome.ts); a new kind of destination is a new file implementing this, not a
+// branch in the worker. A webhook's is sender.ts (HTTPS POST through the address policy).
+
+/** One delivery as it goes out: where, its Standard Webhooks headers, and the payload byte for byte. */
+export interface Outgoing {
+  url: string;
+  headers: { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string };
+  body: string | Buffer;
+}
+
+/** How an attempt went, in the words of what carried it. */
+export interface SendResult {
+  /** the receiver's HTTP status; null when no answer came */
+  statusCode: number | null;
+  /** why it failed, when it did without an answer (connection refused, timed out, refused by policy) */
+  error: string | null;
+  /** the start of the receiver's answer, kept in the attempt log */
+  responseBody: string | null;
+  durationMs: number;
+  /** seconds, from a retry-after header on 429 or 503 */
+  retryAfter: number | null;
+}
+
+export interface Destination {
+  send(delivery: Outgoing): Promise<SendResult>;
+  /** closes what it keeps open (connections), once the worker has stopped sending */
+  close(): Promise<void>;
+}
