@@ -21,6 +21,15 @@ module.exports = {
       to: { path: '^src/', circular: true },
     },
     {
+      name: 'shared-is-the-floor',
+      severity: 'error',
+      comment:
+        'src/shared/ holds what several rooms use (the signature header, subscription patterns, ids, random ' +
+        'bytes, defaults): it imports nothing of src/ above it, so a helper never drags its first user along.',
+      from: { path: '^src/shared/' },
+      to: { path: '^src/', pathNot: '^src/shared/' },
+    },
+    {
       name: 'domain-above-http',
       severity: 'error',
       comment:

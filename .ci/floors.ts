@@ -41,5 +41,7 @@ function chainFrom(room: string): string[] {
 }
 const top = [...edges.keys()].map(chainFrom).sort((a, b) => b.length - a.length)[0] ?? [];
 console.log(`${top.length} rooms on the longest chain: ${top.join(' > ')}`);
-const folders = top.filter((room) => edges.has(room) && result.output.modules.some((m) => m.source.startsWith(`src/${room}/`)));
+const folders = top.filter(
+  (room) => edges.has(room) && result.output.modules.some((m) => m.source.startsWith(`src/${room}/`)),
+);
 console.log(`${folders.length} of them folders; ${edges.size} rooms in all`);

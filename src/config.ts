@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_POOL_SIZE } from './db/database.ts';
+import { DEFAULT_POOL_SIZE } from './shared/defaults.ts';
 
 export const ENVIRONMENTS = ['local', 'dev', 'prod'] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];

@@ -4,6 +4,7 @@
 // whole process comes from the context. Nothing else builds a service.
 import { auditLog } from './audit/store.ts';
 import { capabilityService } from './capabilities/service.ts';
+import { capabilityStore } from './capabilities/store.ts';
 import { eventCatalogue } from './catalogue/service.ts';
 import type { Context } from './context.ts';
 import { deliveryLog } from './delivery-store/log.ts';
@@ -33,6 +34,7 @@ export function servicesOf(context: Context, work: Work) {
       limitOverrides(work, {
         registry: context.registry,
         defaults: () => defaultLimits(context.registry, context.config),
+        declaredMetrics: () => capabilityStore(db).declaredMetrics(),
       }),
     usage: () => usageService(context),
     usageChanges: () => usageChanges(db),

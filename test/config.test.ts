@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { DEFAULT_POOL_SIZE, openDatabase } from '../src/db/database.ts';
+import { openDatabase } from '../src/db/database.ts';
+import { DEFAULT_POOL_SIZE } from '../src/shared/defaults.ts';
 import { createDatabase } from './helpers/database.ts';
 
 describe('configuration', () => {

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { loadKeyring, parseKeyring, randomPooled, seal, sealedKeyId, unseal } from '../src/crypto.ts';
+import { loadKeyring, parseKeyring, seal, sealedKeyId, unseal } from '../src/crypto.ts';
+import { randomPooled } from '../src/shared/random.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'pck-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -10,7 +10,7 @@ import { historyRetention } from '../src/delivery-store/retention.ts';
 import { stateOf } from '../src/delivery-store/state.ts';
 import { eventStore } from '../src/events/store.ts';
 import { runMaintenance } from '../src/maintenance.ts';
-import { newId } from '../src/partitions/ids.ts';
+import { newId } from '../src/shared/ids.ts';
 import { startService } from './helpers/app.ts';
 import { freshDatabase } from './helpers/database.ts';
 import { eventually, startReceiver } from './helpers/receiver.ts';

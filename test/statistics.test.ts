@@ -13,7 +13,6 @@ import { eventTypeStore } from '../src/catalogue/store.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { CLAIM_SETTINGS, claim, DUE_QUERY, RUNS_BEHIND } from '../src/delivery-store/claim.ts';
-import { subscribed } from '../src/delivery-store/enqueue.ts';
 import { DECIDED, LEASE, LEASED } from '../src/delivery-store/lease.ts';
 import {
   APPEND_DELIVERED,
@@ -22,6 +21,7 @@ import {
   RUNS_CHANGING,
 } from '../src/delivery-store/record.ts';
 import { analyzeGrown } from '../src/delivery-store/statistics.ts';
+import { subscribed } from '../src/shared/patterns.ts';
 import { freshDatabase } from './helpers/database.ts';
 import { eventually } from './helpers/receiver.ts';
 

@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.ts';
-import { patternsOf } from '../delivery-store/enqueue.ts';
+import { patternsOf } from '../shared/patterns.ts';
 
 export interface EventTypeRow {
   name: string;

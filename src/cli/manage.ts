@@ -2,6 +2,7 @@
 // same services as the management API, audited as the CLI's, and print one JSON object with --json.
 import pino from 'pino';
 import { CapabilityDirectory } from '../capabilities/directory.ts';
+import { capabilityStore } from '../capabilities/store.ts';
 import type { Config } from '../config.ts';
 import { coreRegistry } from '../core-capability.ts';
 import type { Database } from '../db/database.ts';
@@ -185,6 +186,7 @@ export async function limitsGet(config: Config, args: string[]) {
     const overrides = limitOverrides(readOnly(db), {
       registry,
       defaults: () => defaultLimits(registry, config),
+      declaredMetrics: () => capabilityStore(db).declaredMetrics(),
     });
     return overrides.effective((await projectBySlug(db, slug)).id);
   });
@@ -212,7 +214,11 @@ export async function limitsSet(config: Config, args: string[], clear = false) {
   const result = await withDatabase(config, async (db) => {
     const registry = await registryOf(db);
     return change(db, async (work) => {
-      const overrides = limitOverrides(work, { registry, defaults: () => defaultLimits(registry, config) });
+      const overrides = limitOverrides(work, {
+        registry,
+        defaults: () => defaultLimits(registry, config),
+        declaredMetrics: () => capabilityStore(work.db).declaredMetrics(),
+      });
       const projectId = (await projectBySlug(work.db, slug)).id;
       if (clear) {
         await overrides.clear(projectId, capability, metric);

@@ -1,6 +1,7 @@
 // The one stateful part. A Database wraps a pg pool; services take a `Db` (anything with `query`),
 // so the same service function runs on the pool or inside a transaction's client.
 import pg from 'pg';
+import { DEFAULT_POOL_SIZE } from '../shared/defaults.ts';
 import { groupCommit } from './group-commit.ts';
 
 export interface Db {
@@ -87,12 +88,6 @@ export interface Database extends Db {
   ping(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
-
-/**
- * With many transactions at once on few cores, each costs PostgreSQL more CPU: through 10 connections
- * rather than 20 it spent less a publish and took more publishes a second (docs/decisions/pool-size.md).
- */
-export const DEFAULT_POOL_SIZE = 10;
 
 // Reading bigint counts as numbers: every count we report is far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));

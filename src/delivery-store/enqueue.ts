@@ -21,24 +21,6 @@ export const QUEUED_RESULT = `count(*)::int as deliveries,
        coalesce(jsonb_agg(distinct jsonb_build_array(endpoint_id, lane)) filter (where lane is not null), '[]') as lanes`;
 
 /**
- * Endpoints `w` of project `project` that take events of type `type`: active, and subscribed (SQL). The
- * patterns that take the type are computed once a statement (a subquery), and each endpoint's list is
- * compared with them: no function call per endpoint (migration 0021).
- */
-export const subscribed = (project: string, type: string) =>
-  `w.project_id = ${project} and w.active and w.event_types && (select subscription_patterns(${type}::text))`;
-
-/**
- * A lateral subquery (SQL) giving `patterns`, the patterns that take the type of each row before it, for
- * a statement whose type changes row by row (`&&` each endpoint's list with it). `offset 0` keeps the
- * planner from folding the call into the join's filter, where it ran once per type and endpoint: a
- * catalogue of 1,000 types over 20 endpoints took 33 ms, and 6 ms with the patterns computed per type
- * (110 and 11 ms while the function was SQL, before migration 0022).
- */
-export const patternsOf = (type: string) =>
-  `lateral (select subscription_patterns(${type}) as patterns offset 0)`;
-
-/**
  * Two CTEs, `queued` and `queued_history`: one delivery per endpoint `w` found by `from` and `where`
  * (SQL), of the event whose project, id and time are the expressions given, put in the queue and in the
  * history, in the lane its ordering key makes (in an ordered lane it waits behind the lane's head until

@@ -4,10 +4,11 @@
 // reports: the outbox is their sink, so that endpoints and the worker can report without knowing events.
 
 import type { Db } from '../db/database.ts';
-import { newId } from '../partitions/ids.ts';
 import type { EventTypeDeclaration } from '../registry.ts';
+import { newId } from '../shared/ids.ts';
+import { patternsOf } from '../shared/patterns.ts';
 import { DELIVERIES_CHANNEL } from './channel.ts';
-import { enqueue, patternsOf } from './enqueue.ts';
+import { enqueue } from './enqueue.ts';
 import { type Lane, settle } from './lanes.ts';
 
 /** The event type of the test operation, sent to one endpoint only. */

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import { notFound, PlatformError } from '../errors.ts';
-import { timeOf } from '../partitions/ids.ts';
+import { timeOf } from '../shared/ids.ts';
 import { DELIVERIES_CHANNEL } from './channel.ts';
 import { laneOf, lockLanes, settleLanes } from './lanes.ts';
 import { projectHorizon } from './retention.ts';

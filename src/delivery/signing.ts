@@ -1,22 +1,8 @@
-// Standard Webhooks signing: HMAC-SHA256 over "id.timestamp.body" with each signing secret (active first,
-// then the previous one during a rotation), as `v1,<base64>` entries separated by spaces.
-import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+// The endpoints' signing keys, unsealed once and kept (the signature itself: shared/signature.ts).
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Keyring } from '../crypto.ts';
 import { signingKeys } from '../webhooks/secrets.ts';
-
-export function signatureHeader(
-  secrets: KeyObject[],
-  id: string,
-  timestamp: number,
-  body: string | Buffer,
-): string {
-  // "id.timestamp." and the body fed one after the other: no copy of the body per signature.
-  const prefix = `${id}.${timestamp}.`;
-  return secrets
-    .map((secret) => `v1,${createHmac('sha256', secret).update(prefix).update(body).digest('base64')}`)
-    .join(' ');
-}
 
 const CACHED_ENDPOINTS = 10_000;
 

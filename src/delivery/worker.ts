@@ -24,7 +24,7 @@ import { LOOKAHEAD_S } from '../delivery-store/pacing.ts';
 import { type Completion, deliveryStore, WORKER_LOCK } from '../delivery-store/record.ts';
 import type { ClaimedDelivery, Run } from '../delivery-store/run.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import type { Meter } from '../usage/meter.ts';
+import { signatureHeader } from '../shared/signature.ts';
 import type { Resolver } from '../webhooks/address-policy.ts';
 import type { Destination } from './destination.ts';
 import { type Held, HeldRuns } from './held.ts';
@@ -32,7 +32,7 @@ import { type AttemptMetrics, countAttempt, nextState } from './outcome.ts';
 import { AttemptRecorder } from './recorder.ts';
 import { ClaimScheduler } from './scheduler.ts';
 import { webhookDestination } from './sender.ts';
-import { signatureHeader, signingKeyCache } from './signing.ts';
+import { signingKeyCache } from './signing.ts';
 
 const HEARTBEAT_MS = 10_000;
 const CLAIM_BATCH = 200;
@@ -51,7 +51,8 @@ export interface WorkerDeps {
   resolve: Resolver;
   log: Logger;
   /** counts core/webhook_deliveries (attempts) */
-  meter?: Meter;
+  /** counts each attempt as the project's usage (usage/meter.ts) */
+  meter?: { count(projectId: string, capability: string, metric: string): void };
   metrics?: Pick<Metrics, AttemptMetrics | 'throttled' | 'runLength' | 'recordRetries'>;
   /** in-process wake-ups when the API shares the process */
   signals?: EventEmitter<{ deliveries: [] }>;

@@ -9,9 +9,9 @@ import { request } from 'undici';
 import type { CapabilitySigning } from '../capabilities/signing.ts';
 import { type Keyring, unseal } from '../crypto.ts';
 import type { Database } from '../db/database.ts';
-import { signatureHeader } from '../delivery/signing.ts';
 import { emitOperational } from '../delivery-store/operational.ts';
 import type { CapabilityRegistry, Subject } from '../registry.ts';
+import { signatureHeader } from '../shared/signature.ts';
 import { erasureTasks, type TaskRow } from './tasks.ts';
 
 /** Pushed tasks taken at a time, and how long one is held by the worker that took it. */

@@ -3,7 +3,6 @@
 // setting and clearing an override is audited. Every process applies a change before its answer
 // (settings/lease.ts).
 
-import { capabilityStore } from '../capabilities/store.ts';
 import { PlatformError } from '../errors.ts';
 import type { CapabilityRegistry } from '../registry.ts';
 import { bindAtAnswer } from '../settings/lease.ts';
@@ -17,13 +16,18 @@ export interface EffectiveLimit extends DailyLimit {
 
 export const limitOverrides = (
   { db, hooks, audit }: Work,
-  deps: { registry: CapabilityRegistry; defaults: () => DailyLimit[] },
+  deps: {
+    registry: CapabilityRegistry;
+    defaults: () => DailyLimit[];
+    /** the metrics the capabilities' manifests declare now, read in the change's transaction */
+    declaredMetrics: () => Promise<string[]>;
+  },
 ) => {
   const store = usageStore(db);
 
   /** A metric some capability counts: registered in code, or declared by a manifest now. */
   async function requireKnown(capability: string, metric: string) {
-    const known = [...deps.registry.metrics(), ...(await capabilityStore(db).declaredMetrics())];
+    const known = [...deps.registry.metrics(), ...(await deps.declaredMetrics())];
     if (!known.includes(`${capability}/${metric}`)) {
       const detail = `no capability counts ${capability}/${metric}; the metrics are ${known.join(', ')}`;
       throw new PlatformError('VALIDATION_FAILED', detail, { errors: [{ parameter: 'metric', detail }] });

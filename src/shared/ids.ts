@@ -2,7 +2,7 @@
 // The history is partitioned by day (migration 0011), and a lookup by an id of version 7 reads only its
 // day's partition: timeOf gives that day. Delivery ids carry their event's time, so they live with it.
 import { v7 } from 'uuid';
-import { randomPooled } from '../crypto.ts';
+import { randomPooled } from './random.ts';
 
 /**
  * A new id carrying `at`. Its random bits come from the process's pool: uuid's own draw asks the system
