@@ -34,20 +34,27 @@ import { errorsPage, ProblemSchema } from './problems.ts';
 import { adminAuditRoutes } from './routes/admin/audit.ts';
 import { adminCapabilityRoutes } from './routes/admin/capabilities.ts';
 import { adminCapabilityRemovalRoutes } from './routes/admin/capability-removal.ts';
+import { adminCapabilitySecretRoutes } from './routes/admin/capability-secrets.ts';
 import { adminKeyRoutes } from './routes/admin/keys.ts';
 import { adminLimitRoutes } from './routes/admin/limits.ts';
 import { adminProjectRoutes } from './routes/admin/projects.ts';
+import { breakerRoutes } from './routes/capability/breakers.ts';
 import { erasureTaskRoutes } from './routes/capability/erasure.ts';
+import { capabilityEventRoutes } from './routes/capability/events.ts';
 import { meteringRoutes } from './routes/capability/metering.ts';
 import { capabilityPlaneRoutes } from './routes/capability/plane.ts';
 import { capabilityProjectRoutes } from './routes/capability/projects.ts';
+import { reservationRoutes } from './routes/capability/reservations.ts';
 import { capabilityUsageRoutes } from './routes/capability/usage.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { endpointActionRoutes } from './routes/endpoint-actions.ts';
+import { endpointStatsRoutes } from './routes/endpoint-stats.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
+import { eventSendRoutes } from './routes/event-sends.ts';
 import { eventTypeRoutes } from './routes/event-types.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
+import { portalAssetRoutes } from './routes/portal-assets.ts';
 import { portalPageRoutes } from './routes/portal-pages.ts';
 import { portalSessionCookieRoutes } from './routes/portal-session.ts';
 import { portalSessionRoutes } from './routes/portal-sessions.ts';
@@ -214,23 +221,30 @@ export async function buildApp(context: Context, servicesOf: (work: Work) => Ser
     subjectRoutes,
     endpointRoutes,
     endpointActionRoutes,
+    endpointStatsRoutes,
     eventRoutes,
+    eventSendRoutes,
     eventTypeRoutes,
     deliveryRoutes,
     usageRoutes,
     portalSessionRoutes(() => publicUrl(app, context.config.publicUrl)),
     portalSessionCookieRoutes(context.config.publicUrl),
     portalPageRoutes(context),
+    portalAssetRoutes(context),
     adminProjectRoutes,
     adminKeyRoutes,
     adminLimitRoutes,
     adminAuditRoutes,
     adminCapabilityRoutes,
+    adminCapabilitySecretRoutes,
     adminCapabilityRemovalRoutes,
     capabilityPlaneRoutes(context.keys),
+    capabilityEventRoutes,
+    breakerRoutes,
     capabilityProjectRoutes(context.registry),
     capabilityUsageRoutes(context.registry),
     meteringRoutes,
+    reservationRoutes,
     erasureTaskRoutes,
   ])
     await app.register(plugin);

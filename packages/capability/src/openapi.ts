@@ -149,26 +149,6 @@ export interface paths {
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
-    "/core/v1/webhook-endpoints/{id}/stats": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The endpoint’s attempts in each of the last 24 hours, succeeded and failed
-         * @description Attempts of the deliveries of events published within the window (a retry of an older event is not counted), as the list’s last24h.
-         */
-        get: operations["getWebhookEndpointStats"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/core/v1/webhook-endpoints/{id}/pause": {
         parameters: {
             query?: never;
@@ -248,6 +228,26 @@ export interface paths {
         put?: never;
         /** End a rotation: the previous secret stops signing */
         post: operations["retirePreviousWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/core/v1/webhook-endpoints/{id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The endpoint’s attempts in each of the last 24 hours, succeeded and failed
+         * @description Attempts of the deliveries of events published within the window (a retry of an older event is not counted), as the list’s last24h.
+         */
+        get: operations["getWebhookEndpointStats"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -774,26 +774,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/capability/v1/breakers": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Report the state of an instance’s circuit breakers, one per declared provider
-         * @description A report lives 30 s. Health lists each declared provider with the state most live instances report (a tie takes the worse), or unknown when none does; open or unknown makes health degraded.
-         */
-        put: operations["reportBreakers"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/capability/v1/events": {
         parameters: {
             query?: never;
@@ -808,6 +788,26 @@ export interface paths {
          * @description As a project’s publish: its data checked against the type’s schema, core/events_published and its limit.
          */
         post: operations["publishCapabilityEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/capability/v1/breakers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Report the state of an instance’s circuit breakers, one per declared provider
+         * @description A report lives 30 s. Health lists each declared provider with the state most live instances report (a tie takes the worse), or unknown when none does; open or unknown makes health degraded.
+         */
+        put: operations["reportBreakers"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1333,6 +1333,14 @@ export interface components {
                 };
             }[];
         };
+        WebhookSecretRotated: {
+            /** Format: uuid */
+            id: string;
+            secret: string;
+        };
+        DeliveriesCancelled: {
+            cancelled: number;
+        };
         EndpointStats: {
             /** Format: date-time */
             from: string;
@@ -1349,14 +1357,6 @@ export interface components {
                 failed: number;
             }[];
         };
-        WebhookSecretRotated: {
-            /** Format: uuid */
-            id: string;
-            secret: string;
-        };
-        DeliveriesCancelled: {
-            cancelled: number;
-        };
         /**
          * @example {
          *       "eventId": "0193b0a4-1e0b-7d4e-9f10-a1b2c3d4e5f6",
@@ -1367,17 +1367,6 @@ export interface components {
             /** Format: uuid */
             eventId: string;
             deliveries: number;
-        };
-        WebhookReplayResult: {
-            /** Format: uuid */
-            eventId: string;
-            deliveries: number;
-        };
-        WebhookTestSent: {
-            /** Format: uuid */
-            eventId: string;
-            /** Format: uuid */
-            endpointId: string;
         };
         Event: {
             /** Format: uuid */
@@ -1431,6 +1420,17 @@ export interface components {
                 };
             }[];
             nextCursor: string | null;
+        };
+        WebhookReplayResult: {
+            /** Format: uuid */
+            eventId: string;
+            deliveries: number;
+        };
+        WebhookTestSent: {
+            /** Format: uuid */
+            eventId: string;
+            /** Format: uuid */
+            endpointId: string;
         };
         EventType: {
             name: string;
@@ -1835,21 +1835,6 @@ export interface components {
         CapabilityList: {
             data: components["schemas"]["Capability"][];
         };
-        CapabilityKeyCreated: {
-            /** Format: uuid */
-            id: string;
-            capability: string;
-            prefix: string;
-            /** Format: date-time */
-            createdAt: string;
-            /** @description shown this once */
-            key: string;
-        };
-        SigningSecretRotated: {
-            name: string;
-            /** @description whsec_…, shown this once */
-            signingSecret: string;
-        };
         CapabilityWithReports: {
             name: string;
             description: string;
@@ -1871,6 +1856,21 @@ export interface components {
                 /** Format: date-time */
                 reportedAt: string;
             }[];
+        };
+        CapabilityKeyCreated: {
+            /** Format: uuid */
+            id: string;
+            capability: string;
+            prefix: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description shown this once */
+            key: string;
+        };
+        SigningSecretRotated: {
+            name: string;
+            /** @description whsec_…, shown this once */
+            signingSecret: string;
         };
         KeyVerified: {
             /** @enum {boolean} */
@@ -1919,6 +1919,15 @@ export interface components {
             /** @description records whose id was counted before */
             duplicates: number;
         };
+        LimitToday: {
+            dailyLimit: number | null;
+            used: number;
+            /** @description held by open reservations */
+            reserved: number;
+            remaining: number | null;
+            /** Format: date-time */
+            resetsAt: string;
+        };
         Reservation: {
             /** Format: uuid */
             id: string;
@@ -1942,15 +1951,6 @@ export interface components {
             /** Format: uuid */
             id: string;
             state: "released" | "expired";
-        };
-        LimitToday: {
-            dailyLimit: number | null;
-            used: number;
-            /** @description held by open reservations */
-            reserved: number;
-            remaining: number | null;
-            /** Format: date-time */
-            resetsAt: string;
         };
         ErasureTaskList: {
             /** @description the capability’s pending tasks, oldest first (at most 100) */
@@ -2922,82 +2922,6 @@ export interface operations {
             };
         };
     };
-    getWebhookEndpointStats: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EndpointStats"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
     pauseWebhookEndpoint: {
         parameters: {
             query?: never;
@@ -3492,6 +3416,82 @@ export interface operations {
             };
             /** @description a problem (RFC 9457): see its code */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    getWebhookEndpointStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointStats"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7741,139 +7741,6 @@ export interface operations {
             };
         };
     };
-    reportBreakers: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description 1-255 visible ASCII characters, or a quoted string */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "instance": "notify-7d9f-2",
-                 *       "providers": [
-                 *         {
-                 *           "provider": "mailer",
-                 *           "state": "closed"
-                 *         }
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    /** @description the reporting instance: a host or pod name */
-                    instance: string;
-                    providers: {
-                        provider: string;
-                        state: "closed" | "open" | "half_open";
-                    }[];
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description a problem (RFC 9457): see its code */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
     publishCapabilityEvent: {
         parameters: {
             query?: never;
@@ -7960,6 +7827,139 @@ export interface operations {
             };
             /** @description a problem (RFC 9457): see its code */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    reportBreakers: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "instance": "notify-7d9f-2",
+                 *       "providers": [
+                 *         {
+                 *           "provider": "mailer",
+                 *           "state": "closed"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the reporting instance: a host or pod name */
+                    instance: string;
+                    providers: {
+                        provider: string;
+                        state: "closed" | "open" | "half_open";
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

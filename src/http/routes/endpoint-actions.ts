@@ -1,5 +1,5 @@
 // What an endpoint's owner does to it: pause and resume it, cancel what waits, rotate its signing secret
-// and retire the previous one.
+// and retire the previous one, delete it.
 import { CancelledSchema, WebhookEndpointSchema, WebhookSecretRotatedSchema } from '../../webhooks/schema.ts';
 import { errorResponses } from '../problems.ts';
 import { IdempotencyHeaders, IdParamsSchema, projectIdOf, ref, routes } from './common.ts';
@@ -76,5 +76,22 @@ export const endpointActionRoutes = routes(SCHEMAS, (app) => {
     },
     async (request) =>
       request.services.webhookEndpoints.retirePreviousSecret(projectIdOf(request), request.params.id),
+  );
+
+  app.delete(
+    '/core/v1/webhook-endpoints/:id',
+    {
+      config,
+      schema: {
+        ...byId,
+        operationId: 'deleteWebhookEndpoint',
+        summary: 'Delete an endpoint and its secrets',
+        response: { 204: { type: 'null' }, ...refusals },
+      },
+    },
+    async (request, reply) => {
+      reply.code(204); // before the write, as for a create
+      await request.services.webhookEndpoints.delete(projectIdOf(request), request.params.id);
+    },
   );
 });

@@ -1,9 +1,9 @@
-// Webhook endpoints (spec section 4, and delivery control's GET and PATCH): declared, listed, read,
-// changed and deleted. What an endpoint's owner does to one is in endpoint-actions.ts.
+// Webhook endpoints (spec section 4, and delivery control's GET and PATCH): declared, listed, read and
+// changed. What an endpoint's owner does to one (deleting it too) is in endpoint-actions.ts; its attempts by
+// hour, endpoint-stats.ts.
 import {
   CreateEndpointBodySchema,
   EndpointPatchSchema,
-  EndpointStatsSchema,
   WebhookEndpointCreatedSchema,
   WebhookEndpointListSchema,
   WebhookEndpointSchema,
@@ -16,12 +16,7 @@ const write = { access: 'webhooks:write' as const };
 const read = { access: 'webhooks:read' as const };
 const byId = { headers: IdempotencyHeaders, params: IdParamsSchema, tags };
 
-const SCHEMAS = [
-  WebhookEndpointSchema,
-  WebhookEndpointCreatedSchema,
-  WebhookEndpointListSchema,
-  EndpointStatsSchema,
-];
+const SCHEMAS = [WebhookEndpointSchema, WebhookEndpointCreatedSchema, WebhookEndpointListSchema];
 
 export const endpointRoutes = routes(SCHEMAS, (app) => {
   app.post(
@@ -89,39 +84,5 @@ export const endpointRoutes = routes(SCHEMAS, (app) => {
     },
     async (request) =>
       request.services.webhookEndpoints.update(projectIdOf(request), request.params.id, request.body),
-  );
-
-  app.delete(
-    '/core/v1/webhook-endpoints/:id',
-    {
-      config: write,
-      schema: {
-        ...byId,
-        operationId: 'deleteWebhookEndpoint',
-        summary: 'Delete an endpoint and its secrets',
-        response: { 204: { type: 'null' }, ...errorResponses(400, 403, 404, 409, 422) },
-      },
-    },
-    async (request, reply) => {
-      reply.code(204); // before the write, as for a create
-      await request.services.webhookEndpoints.delete(projectIdOf(request), request.params.id);
-    },
-  );
-
-  app.get(
-    '/core/v1/webhook-endpoints/:id/stats',
-    {
-      config: read,
-      schema: {
-        operationId: 'getWebhookEndpointStats',
-        summary: 'The endpoint’s attempts in each of the last 24 hours, succeeded and failed',
-        description:
-          'Attempts of the deliveries of events published within the window (a retry of an older event is not counted), as the list’s last24h.',
-        tags,
-        params: IdParamsSchema,
-        response: { 200: ref('EndpointStats'), ...errorResponses(403, 404) },
-      },
-    },
-    async (request) => request.services.webhookEndpoints.hourly(projectIdOf(request), request.params.id),
   );
 });

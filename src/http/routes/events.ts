@@ -1,14 +1,11 @@
-// Events: publishing (for products that run as separate services), reading one with its deliveries,
-// replaying it, and the test event of one endpoint.
+// Events: publishing (for products that run as separate services), the project's event log, and reading
+// one with its deliveries. Sending one again: event-sends.ts.
 import {
   EventPageSchema,
   EventPublishedSchema,
   EventSchema,
   EventsQuerySchema,
   PublishEventBodySchema,
-  TestEventBodySchema,
-  WebhookReplayResultSchema,
-  WebhookTestSentSchema,
 } from '../../events/schema.ts';
 import { MAX_EVENT_DATA_BYTES } from '../../events/service.ts';
 import { memberText } from '../../json-text.ts';
@@ -17,13 +14,7 @@ import { errorResponses } from '../problems.ts';
 import { IdempotencyHeaders, IdParamsSchema, projectIdOf, ref, routes } from './common.ts';
 
 const tags = ['events'];
-const SCHEMAS = [
-  EventPublishedSchema,
-  WebhookReplayResultSchema,
-  WebhookTestSentSchema,
-  EventSchema,
-  EventPageSchema,
-];
+const SCHEMAS = [EventPublishedSchema, EventSchema, EventPageSchema];
 
 export const eventRoutes = routes(SCHEMAS, (app) => {
   app.post(
@@ -89,46 +80,5 @@ export const eventRoutes = routes(SCHEMAS, (app) => {
       reply.type('application/json; charset=utf-8');
       return `${JSON.stringify(head).slice(0, -1)},"data":${data},"deliveries":${JSON.stringify(deliveries)}}`;
     },
-  );
-
-  app.post(
-    '/core/v1/events/:id/replay',
-    {
-      config: { access: 'webhooks:write' },
-      schema: {
-        operationId: 'replayEvent',
-        summary:
-          'Resend an event to the active endpoints subscribed to its type: same eventId, new deliveries',
-        tags,
-        headers: IdempotencyHeaders,
-        params: IdParamsSchema,
-        response: { 200: ref('WebhookReplayResult'), ...errorResponses(400, 403, 404, 409, 422) },
-      },
-    },
-    async (request) => request.services.events.replay(projectIdOf(request), request.params.id),
-  );
-
-  app.post(
-    '/core/v1/webhook-endpoints/:id/test',
-    {
-      config: { access: 'webhooks:write' },
-      // No body is the plain test (and what every earlier client sends): validated as {}.
-      preValidation: async (request) => {
-        request.body ??= {};
-      },
-      schema: {
-        operationId: 'sendTestEvent',
-        summary: 'Send a signed test event to this endpoint only: core.webhook.test, or an example of a type',
-        description:
-          'Without a body, core.webhook.test. With {"eventType"}, an event of that type of the catalogue with its example as data.',
-        tags: ['webhooks'],
-        headers: IdempotencyHeaders,
-        params: IdParamsSchema,
-        body: TestEventBodySchema,
-        response: { 200: ref('WebhookTestSent'), ...errorResponses(400, 403, 404, 409, 413, 415, 422) },
-      },
-    },
-    async (request) =>
-      request.services.events.sendTest(projectIdOf(request), request.params.id, request.body.eventType),
   );
 });

@@ -1,22 +1,15 @@
 // The portal's pages and assets, as Vite built them into web/portal/dist (npm ci runs the build). Every
 // page is the same document under a strict Content-Security-Policy: nothing inline, nothing from another
-// host, and framed only by the origins the project lists (portalFrameAncestors), none by default.
+// host, and framed only by the origins the project lists (portalFrameAncestors), none by default. Its
+// assets and the project's logo: portal-assets.ts.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
-import { guardedAgent } from '../../delivery/sender.ts';
 import { PlatformError } from '../../errors.ts';
-import { logoFetcher } from '../../portal/logo.ts';
 import { portalToken } from '../auth.ts';
 
-const DIST = new URL('../../../web/portal/dist/', import.meta.url).pathname;
-const TYPES: Record<string, string> = {
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.woff2': 'font/woff2',
-};
+export const DIST = new URL('../../../web/portal/dist/', import.meta.url).pathname;
 const PAGES = [
   '/portal',
   '/portal/',
@@ -41,7 +34,7 @@ const csp = (frameAncestors: string) =>
   ].join('; ');
 
 export const portalPageRoutes =
-  (context: Context): FastifyPluginAsync =>
+  (_context: Context): FastifyPluginAsync =>
   async (app) => {
     const index = readIndex();
     const options = { config: { access: 'public' as const }, schema: { hide: true } };
@@ -71,53 +64,11 @@ export const portalPageRoutes =
     // The link's page holds no session yet (its code is in the fragment) and shows nothing: it trades the
     // code and loads /portal/ again, which the project's frame-ancestors then govern.
     app.get('/portal/enter', options, async (_request, reply) => page(reply, ['*']));
-
-    // The project's logo, served from here (see portal/logo.ts); 404 when it has none or it cannot be had.
-    const { config } = context;
-    const timeoutMs = 5000;
-    const agent = guardedAgent({
-      allowPrivate: config.webhookAllowPrivate,
-      resolve: context.resolve,
-      timeoutMs,
-      connections: 4,
-    });
-    app.addHook('onClose', () => agent.close());
-    const logos = logoFetcher({ agent, timeoutMs, userAgent: `platform-core/${config.version}` });
-    app.get('/portal/logo', options, async (request, reply) => {
-      const token = portalToken(request);
-      const principal = token ? await request.services.portal.check(token) : undefined;
-      const url = principal?.project.theme.logoUrl;
-      const logo = url ? await logos.get(url) : null;
-      if (!logo) throw new PlatformError('NOT_FOUND', 'no logo');
-      return reply
-        .type(logo.type)
-        .header('cache-control', 'private, max-age=600')
-        .header('content-security-policy', "default-src 'none'; sandbox") // an SVG opened on its own runs nothing
-        .send(logo.body);
-    });
-
-    app.get<{ Params: { file: string } }>('/portal/assets/:file', options, async (request, reply) => {
-      const { file } = request.params;
-      const type = TYPES[path.extname(file)];
-      if (!/^[\w.-]+$/.test(file) || !type) throw new PlatformError('NOT_FOUND', 'no such asset');
-      const content = readAsset(file);
-      if (!content) throw new PlatformError('NOT_FOUND', 'no such asset');
-      // Names carry a hash of their content: cached for a year.
-      return reply.type(type).header('cache-control', 'public, max-age=31536000, immutable').send(content);
-    });
   };
 
 function readIndex(): string | undefined {
   try {
     return readFileSync(path.join(DIST, 'index.html'), 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-function readAsset(file: string): Buffer | undefined {
-  try {
-    return readFileSync(path.join(DIST, 'assets', file));
   } catch {
     return undefined;
   }

@@ -1,8 +1,7 @@
 // The management API's capabilities (operator keys with capabilities:manage; docs/capabilities.md):
-// registered, listed, read, pointed somewhere else, given keys, their signing secrets rotated.
+// registered, listed, read, pointed somewhere else. Keys and signing secrets: capability-secrets.ts.
 import {
   CapabilityCreatedSchema,
-  CapabilityKeyCreatedSchema,
   CapabilityListSchema,
   CapabilityParamsSchema,
   CapabilityPatchSchema,
@@ -10,7 +9,6 @@ import {
   CapabilityWithReportsSchema,
   CreateCapabilityBodySchema,
   ManifestSchema,
-  SigningSecretRotatedSchema,
 } from '../../../capabilities/schema.ts';
 import { errorResponses } from '../../problems.ts';
 import { IdempotencyHeaders, ref, routes } from '../common.ts';
@@ -18,14 +16,12 @@ import { IdempotencyHeaders, ref, routes } from '../common.ts';
 const tags = ['admin'];
 const config = { access: 'capabilities:manage' as const };
 const byName = { tags, headers: IdempotencyHeaders, params: CapabilityParamsSchema };
-const writes = errorResponses(400, 403, 404, 409, 422);
+const _writes = errorResponses(400, 403, 404, 409, 422);
 const SCHEMAS = [
   ManifestSchema,
   CapabilitySchema,
   CapabilityCreatedSchema,
   CapabilityListSchema,
-  CapabilityKeyCreatedSchema,
-  SigningSecretRotatedSchema,
   CapabilityWithReportsSchema,
 ];
 
@@ -93,50 +89,5 @@ export const adminCapabilityRoutes = routes(SCHEMAS, (app) => {
       },
     },
     async (request) => request.services.capabilities.update(request.params.name, request.body),
-  );
-
-  app.post(
-    '/admin/v1/capabilities/:name/keys',
-    {
-      config,
-      schema: {
-        ...byName,
-        operationId: 'createCapabilityKey',
-        summary: 'Another key of the capability (an old one is revoked with /admin/v1/keys/{id}/revoke)',
-        response: { 201: ref('CapabilityKeyCreated'), ...writes },
-      },
-    },
-    async (request, reply) => {
-      reply.code(201);
-      return request.services.capabilities.createKey(request.params.name);
-    },
-  );
-
-  app.post(
-    '/admin/v1/capabilities/:name/rotate-signing-secret',
-    {
-      config,
-      schema: {
-        ...byName,
-        operationId: 'rotateCapabilitySigningSecret',
-        summary: 'A new signing secret; the previous one keeps signing until retired',
-        response: { 200: ref('SigningSecretRotated'), ...writes },
-      },
-    },
-    async (request) => request.services.capabilities.rotateSigningSecret(request.params.name),
-  );
-
-  app.post(
-    '/admin/v1/capabilities/:name/retire-previous-signing-secret',
-    {
-      config,
-      schema: {
-        ...byName,
-        operationId: 'retirePreviousCapabilitySigningSecret',
-        summary: 'End a rotation: the previous signing secret stops signing',
-        response: { 200: ref('Capability'), ...writes },
-      },
-    },
-    async (request) => request.services.capabilities.retirePreviousSigningSecret(request.params.name),
   );
 });

@@ -1,18 +1,14 @@
-// The capability plane (docs/capabilities.md), for capabilities' own keys: their manifest, verifying the
-// project keys their callers present, and publishing events on a project's behalf. Metering is in
-// metering.ts.
+// The capability plane (docs/capabilities.md), for capabilities' own keys: their manifest, and verifying the
+// project keys their callers present. Publishing on a project's behalf is in events.ts, breakers'
+// reports in breakers.ts, metering in metering.ts.
 import type { FastifyRequest } from 'fastify';
 import {
-  BreakerReportBodySchema,
   CapabilitySchema,
   ManifestSchema,
   VerifiedSchema,
   VerifyBodySchema,
 } from '../../../capabilities/schema.ts';
 import { verifyKey } from '../../../capabilities/verify.ts';
-import { CapabilityEventBodySchema, EventPublishedSchema } from '../../../events/schema.ts';
-import { MAX_EVENT_DATA_BYTES } from '../../../events/service.ts';
-import { memberText } from '../../../json-text.ts';
 import type { KeyCache } from '../../../keys/cache.ts';
 import { CAPABILITY_SCOPE } from '../../../keys/scopes.ts';
 import { principalOf } from '../../auth.ts';
@@ -26,7 +22,7 @@ const config = { access: CAPABILITY_SCOPE } as const;
 export const capabilityOf = (request: FastifyRequest) => principalOf(request).capability as string;
 
 export const capabilityPlaneRoutes = (keys: KeyCache) =>
-  routes([ManifestSchema, CapabilitySchema, VerifiedSchema, EventPublishedSchema], (app) => {
+  routes([ManifestSchema, CapabilitySchema, VerifiedSchema], (app) => {
     app.get(
       '/capability/v1/manifest',
       {
@@ -78,52 +74,5 @@ export const capabilityPlaneRoutes = (keys: KeyCache) =>
         },
       },
       async (request) => verifyKey(keys, request.body.key, request.body.scopes),
-    );
-
-    app.put(
-      '/capability/v1/breakers',
-      {
-        config,
-        schema: {
-          operationId: 'reportBreakers',
-          summary: 'Report the state of an instance’s circuit breakers, one per declared provider',
-          description:
-            'A report lives 30 s. Health lists each declared provider with the state most live instances report ' +
-            '(a tie takes the worse), or unknown when none does; open or unknown makes health degraded.',
-          tags,
-          headers: IdempotencyHeaders,
-          body: BreakerReportBodySchema,
-          response: { 204: { type: 'null' }, ...errorResponses(400, 403, 409, 413, 415, 422) },
-        },
-      },
-      async (request, reply) => {
-        reply.code(204);
-        const { instance, providers } = request.body;
-        await request.services.capabilities.reportBreakers(capabilityOf(request), instance, providers);
-      },
-    );
-
-    app.post(
-      '/capability/v1/events',
-      {
-        config,
-        bodyLimit: MAX_EVENT_DATA_BYTES + 64 * 1024,
-        schema: {
-          operationId: 'publishCapabilityEvent',
-          summary: 'Publish one of the capability’s declared event types on a project’s behalf',
-          description:
-            'As a project’s publish: its data checked against the type’s schema, core/events_published and its limit.',
-          tags,
-          headers: IdempotencyHeaders,
-          body: CapabilityEventBodySchema,
-          response: { 202: ref('EventPublished'), ...errorResponses(400, 403, 404, 409, 413, 415, 422, 429) },
-        },
-      },
-      async (request, reply) => {
-        reply.code(202);
-        const data = memberText(request.bodyText, 'data') as string;
-        const { projectId, ...publication } = request.body;
-        return request.services.events.publishFor(capabilityOf(request), projectId, { ...publication, data });
-      },
     );
   });
