@@ -34,8 +34,8 @@ module.exports = {
       severity: 'error',
       comment:
         'Domain folders do not import http/: the API stands on the domain, never the other way round. ' +
-        'Only the composition root (service.ts) and the CLI wire http/ in.',
-      from: { path: '^src/', pathNot: '^src/(http/|service\\.ts$|main\\.ts$)' },
+        'Only the composition root (process/service.ts) and the CLI wire http/ in.',
+      from: { path: '^src/', pathNot: '^src/(http/|process/service\\.ts$|main\\.ts$)' },
       to: { path: '^src/http/' },
     },
     {

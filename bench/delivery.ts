@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { parseKeyring, seal } from '../src/crypto.ts';
 import { stateOf } from '../src/delivery-store/state.ts';
+import { parseKeyring, seal } from '../src/shared/crypto.ts';
 import {
   alternate,
   type BenchResult,

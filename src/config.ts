@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_POOL_SIZE } from './shared/defaults.ts';
+import { ConfigError } from './shared/errors.ts';
 
 export const ENVIRONMENTS = ['local', 'dev', 'prod'] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];
@@ -52,8 +53,6 @@ export interface Config {
   /** stopping the API: how long it keeps answering (with connection: close) first, and the most it waits */
   shutdown: { delayMs: number; timeoutMs: number };
 }
-
-export class ConfigError extends Error {}
 
 const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
   version: string;

@@ -2,15 +2,14 @@
 // made once by createService (service.ts); nothing else is global.
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
+import { readOnly } from './audit/work.ts';
 import { CapabilityDirectory } from './capabilities/directory.ts';
 import { CapabilitySigning } from './capabilities/signing.ts';
 import { capabilityStore } from './capabilities/store.ts';
 import { DeclaredTypes } from './catalogue/declared.ts';
 import { TenantSchemas } from './catalogue/validation.ts';
-import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { CORE_CAPABILITY } from './core-capability.ts';
-import type { Keyring } from './crypto.ts';
 import type { Database } from './db/database.ts';
 import { type WakeWorkers, workerWaker } from './delivery-store/wake.ts';
 import { type ErasureAsking, erasureAsking } from './erasure/asking.ts';
@@ -26,13 +25,14 @@ import { Metrics } from './metrics/metrics.ts';
 import { KnownProjects } from './projects/known.ts';
 import { CapabilityRegistry, defaultLimits } from './registry.ts';
 import { SettingsLease } from './settings/lease.ts';
+import { type Clock, systemClock } from './shared/clock.ts';
+import type { Keyring } from './shared/crypto.ts';
 import { type UsageLimits, usageLimits } from './usage/limits.ts';
 import { Meter } from './usage/meter.ts';
 import { tokenBuckets } from './usage/rate-limits.ts';
 import { type RequestLimits, requestLimits } from './usage/request-limits.ts';
 import { type SharedTokenBuckets, sharedTokenBuckets } from './usage/shared-rate-limits.ts';
 import { type Resolver, systemResolver } from './webhooks/address-policy.ts';
-import { readOnly } from './work.ts';
 
 /** What every part of a process shares; nothing else is global. */
 export interface Context {

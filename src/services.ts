@@ -3,6 +3,7 @@
 // once per unit of work, bound to that work's database handle, hooks and actor; what they share for the
 // whole process comes from the context. Nothing else builds a service.
 import { auditLog } from './audit/store.ts';
+import type { Work } from './audit/work.ts';
 import { capabilityService } from './capabilities/service.ts';
 import { capabilityStore } from './capabilities/store.ts';
 import { eventCatalogue } from './catalogue/service.ts';
@@ -22,7 +23,6 @@ import { usageChanges } from './usage/changes.ts';
 import { limitOverrides } from './usage/overrides.ts';
 import { usageService } from './usage/service.ts';
 import { webhookEndpointService } from './webhooks/service.ts';
-import type { Work } from './work.ts';
 
 export function servicesOf(context: Context, work: Work) {
   const { db } = work;

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { DEFAULT_POOL_SIZE } from '../src/shared/defaults.ts';
+import { ConfigError } from '../src/shared/errors.ts';
 import { createDatabase } from './helpers/database.ts';
 
 describe('configuration', () => {

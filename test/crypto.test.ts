@@ -4,8 +4,9 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.ts';
-import { loadKeyring, parseKeyring, seal, sealedKeyId, unseal } from '../src/crypto.ts';
+import { loadConfig } from '../src/config.ts';
+import { loadKeyring, parseKeyring, seal, sealedKeyId, unseal } from '../src/shared/crypto.ts';
+import { ConfigError } from '../src/shared/errors.ts';
 import { randomPooled } from '../src/shared/random.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'pck-'));

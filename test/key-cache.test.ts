@@ -2,9 +2,9 @@
 // the keys in use, and the outage grace.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { PlatformError } from '../src/errors.ts';
 import { KEY_CACHE_TTL_MS, keyCache } from '../src/keys/cache.ts';
 import type { KeyCheck } from '../src/keys/service.ts';
+import { PlatformError } from '../src/shared/errors.ts';
 
 const valid: KeyCheck = {
   kind: 'valid',

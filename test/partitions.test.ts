@@ -3,13 +3,13 @@
 // one partition, erasure and replay across days, the migration of existing history, and two workers.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { manualClock } from '../src/clock.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { historyRetention } from '../src/delivery-store/retention.ts';
 import { stateOf } from '../src/delivery-store/state.ts';
 import { eventStore } from '../src/events/store.ts';
-import { runMaintenance } from '../src/maintenance.ts';
+import { runMaintenance } from '../src/process/maintenance.ts';
+import { manualClock } from '../src/shared/clock.ts';
 import { newId } from '../src/shared/ids.ts';
 import { startService } from './helpers/app.ts';
 import { freshDatabase } from './helpers/database.ts';

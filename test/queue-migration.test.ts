@@ -5,12 +5,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { parseKeyring } from '../src/crypto.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { stateOf } from '../src/delivery-store/state.ts';
 import { SCOPES } from '../src/keys/scopes.ts';
 import { generateKey, hashKey } from '../src/keys/service.ts';
+import { parseKeyring } from '../src/shared/crypto.ts';
 import { newSecret } from '../src/webhooks/secrets.ts';
 import { startService, TEST_ENCRYPTION_KEY } from './helpers/app.ts';
 import { freshDatabase } from './helpers/database.ts';

@@ -2,13 +2,14 @@
 // signing secret printed once), list them, show one with its live breaker reports, point it somewhere
 // else, and remove it. The same service as the management API, audited as the CLI's; a change is bound in
 // every running process before the command prints it (docs/decisions/settings-bind.md).
+
+import type { Work } from '../audit/work.ts';
 import { capabilityService, GRANTS, type Grant, toCapability } from '../capabilities/service.ts';
 import { capabilityStore } from '../capabilities/store.ts';
 import { TenantSchemas } from '../catalogue/validation.ts';
 import type { Config } from '../config.ts';
-import { loadKeyring } from '../crypto.ts';
 import { erasureTasks } from '../erasure/tasks.ts';
-import type { Work } from '../work.ts';
+import { loadKeyring } from '../shared/crypto.ts';
 import { flags, print, UsageError } from './arguments.ts';
 import { change, withDatabase } from './common.ts';
 

@@ -3,14 +3,14 @@
 // arguments and output are arguments.ts's.
 import { randomUUID } from 'node:crypto';
 import { auditInto } from '../audit/store.ts';
+import { readOnly, type Work } from '../audit/work.ts';
 import type { Config } from '../config.ts';
 import type { Database, Db } from '../db/database.ts';
 import { migrate } from '../db/migrate.ts';
-import { PlatformError } from '../errors.ts';
-import { type Page, pageOf } from '../pagination.ts';
 import { projectService } from '../projects/service.ts';
-import { connect, createLogger } from '../runtime.ts';
-import { readOnly, type Work } from '../work.ts';
+import { PlatformError } from '../shared/errors.ts';
+import { type Page, pageOf } from '../shared/pagination.ts';
+import { connect, createLogger } from './runtime.ts';
 
 /** Runs fn on the database (the embedded one attached or started for the command), migrated first. */
 export async function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {

@@ -7,11 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pretty from 'pino-pretty';
-import { type Config, ConfigError } from '../config.ts';
+import type { Config } from '../config.ts';
 import { keyService } from '../keys/service.ts';
-import { createLogger } from '../runtime.ts';
+import { ConfigError } from '../shared/errors.ts';
 import { change, projectBySlug } from './common.ts';
 import { startDevReceiver } from './dev-receiver.ts';
+import { createLogger } from './runtime.ts';
 import { type Running, runForDevelopment } from './serve.ts';
 
 interface DevState {

@@ -1,6 +1,7 @@
 // The management commands an operator scripts: projects, keys, operator keys and limits. They call the
 // same services as the management API, audited as the CLI's, and print one JSON object with --json.
 import pino from 'pino';
+import { readOnly } from '../audit/work.ts';
 import { CapabilityDirectory } from '../capabilities/directory.ts';
 import { capabilityStore } from '../capabilities/store.ts';
 import type { Config } from '../config.ts';
@@ -11,7 +12,6 @@ import { projectService } from '../projects/service.ts';
 import { toProjectMe } from '../projects/store.ts';
 import { defaultLimits } from '../registry.ts';
 import { limitOverrides } from '../usage/overrides.ts';
-import { readOnly } from '../work.ts';
 import { flags, list, print, required, UsageError } from './arguments.ts';
 import { change, everyPage, projectBySlug, withDatabase } from './common.ts';
 

@@ -2,12 +2,12 @@
 // (the document this version serves).
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { bootstrap } from '../bootstrap.ts';
 import type { Config } from '../config.ts';
-import { loadKeyring, parseKeyring } from '../crypto.ts';
 import { appliedMigrations, migrate } from '../db/migrate.ts';
-import { connect, createLogger, onShutdownSignal } from '../runtime.ts';
-import { createService, type Service } from '../service.ts';
+import { createService, type Service } from '../process/service.ts';
+import { loadKeyring, parseKeyring } from '../shared/crypto.ts';
+import { bootstrap } from './bootstrap.ts';
+import { connect, createLogger, onShutdownSignal } from './runtime.ts';
 
 export const start = (config: Config) => announced(config, { api: true, worker: true, migrate: true });
 export const serve = (config: Config) => announced(config, { api: true, worker: false, migrate: false });

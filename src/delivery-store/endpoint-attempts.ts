@@ -1,8 +1,9 @@
 // An endpoint's attempts as its pages show them: the last day's success rate of each of a project's
 // endpoints, and one endpoint's attempts by hour (the portal's chart), read from the history's partitions
 // of the window only.
-import { DAY_MS } from '../clock.ts';
+
 import type { Db } from '../db/database.ts';
+import { DAY_MS } from '../shared/clock.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
 

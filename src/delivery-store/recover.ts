@@ -2,7 +2,7 @@
 // by a background job (jobs.ts), with a dry run that only counts.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.ts';
-import { notFound, PlatformError } from '../errors.ts';
+import { notFound, PlatformError } from '../shared/errors.ts';
 import { timeOf } from '../shared/ids.ts';
 import { DELIVERIES_CHANNEL } from './channel.ts';
 import { laneOf, lockLanes, settleLanes } from './lanes.ts';

@@ -7,8 +7,9 @@
 //  - a delivery still pending past the horizon is marked dead first; a day is dropped once none of its
 //    deliveries is pending and none died in the last 24 hours (so health still counts them).
 // Every step is idempotent and safe with several workers at once (the partition function takes a lock).
-import { DAY_MS, utcDay } from '../clock.ts';
+
 import { type Database, type Db, pgCode } from '../db/database.ts';
+import { DAY_MS, utcDay } from '../shared/clock.ts';
 import { redactResponses } from './state.ts';
 
 /**

@@ -7,10 +7,10 @@
 import type { Logger } from 'pino';
 import { request } from 'undici';
 import type { CapabilitySigning } from '../capabilities/signing.ts';
-import { type Keyring, unseal } from '../crypto.ts';
 import type { Database } from '../db/database.ts';
 import { emitOperational } from '../delivery-store/operational.ts';
 import type { CapabilityRegistry, Subject } from '../registry.ts';
+import { type Keyring, unseal } from '../shared/crypto.ts';
 import { signatureHeader } from '../shared/signature.ts';
 import { erasureTasks, type TaskRow } from './tasks.ts';
 

@@ -5,14 +5,14 @@
 // pending, which background work keeps asking for up to 7 days (asking.ts). The record keeps a keyed hash
 // of the subject, never the subject; the audit log names the erasure, never the person.
 
-import type { Clock } from '../clock.ts';
-import { type Keyring, seal } from '../crypto.ts';
+import type { Work } from '../audit/work.ts';
 import type { Database } from '../db/database.ts';
-import { notFound } from '../errors.ts';
 import { claimFirst } from '../idempotency/write.ts';
 import type { Capability, CapabilityRegistry } from '../registry.ts';
+import type { Clock } from '../shared/clock.ts';
+import { type Keyring, seal } from '../shared/crypto.ts';
+import { notFound } from '../shared/errors.ts';
 import type { Meter } from '../usage/meter.ts';
-import type { Work } from '../work.ts';
 import { type ErasureAsking, openSubject, subjectContext } from './asking.ts';
 import { erasureStore } from './store.ts';
 import { normalizeSubject, type SubjectHasher } from './subject.ts';

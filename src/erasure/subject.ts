@@ -3,10 +3,10 @@
 // tags nor the audit hold an identifier in clear, and a leaked table cannot be matched against a list of
 // e-mail addresses without the master key.
 import { createHmac, randomBytes } from 'node:crypto';
-import { type Keyring, seal, unseal } from '../crypto.ts';
 import type { Db } from '../db/database.ts';
-import { PlatformError } from '../errors.ts';
 import { SUBJECT_TYPES, type Subject } from '../registry.ts';
+import { type Keyring, seal, unseal } from '../shared/crypto.ts';
+import { PlatformError } from '../shared/errors.ts';
 
 const EMAIL = /^[^\s@"<>()[\]\\,;:]+@[^\s@"<>()[\]\\,;:]+\.[^\s@"<>()[\]\\,;:]+$/u;
 const E164 = /^\+[1-9][0-9]{1,14}$/;

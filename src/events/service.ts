@@ -2,22 +2,22 @@
 // event exists exactly when the change that caused it commits (and its deliveries with it); the worker is
 // woken once it has.
 
-import type { Clock } from '../clock.ts';
+import type { Work } from '../audit/work.ts';
 import type { Queued } from '../delivery-store/enqueue.ts';
 import { settleLanes } from '../delivery-store/lanes.ts';
 import type { DeliveryLog } from '../delivery-store/log.ts';
 import { TEST_EVENT_TYPE } from '../delivery-store/operational.ts';
 import { normalizeSubject, type SubjectHasher } from '../erasure/subject.ts';
-import { notFound, PlatformError } from '../errors.ts';
 import { write } from '../idempotency/write.ts';
-import { repeatedName } from '../json-text.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { projectStore } from '../projects/store.ts';
 import type { Subject } from '../registry.ts';
+import type { Clock } from '../shared/clock.ts';
+import { notFound, PlatformError } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
+import { repeatedName } from '../shared/json-text.ts';
 import type { UsageLimits } from '../usage/limits.ts';
 import type { Meter } from '../usage/meter.ts';
-import type { Work } from '../work.ts';
 import type { DeliveryForecast } from './forecast.ts';
 import { eventStore } from './store.ts';
 

@@ -15,10 +15,10 @@ import Fastify, {
   type FastifyReply,
   LogController,
 } from 'fastify';
+import { readOnly, type Work } from '../audit/work.ts';
 import type { Context } from '../context.ts';
-import { PlatformError, problemBody } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { readOnly, type Work } from '../work.ts';
+import { PlatformError, problemBody } from '../shared/errors.ts';
 import { registerAuth } from './auth.ts';
 import { registerBodyParsers } from './body.ts';
 import { clientErrorHandler } from './client-errors.ts';

@@ -4,7 +4,6 @@
 // Without a key, a portal session's cookie authenticates the /core/v1 routes that admit sessions; its
 // writes must also carry the session's x-csrf-token.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { PlatformError } from '../errors.ts';
 import type { KeyActivity } from '../keys/activity.ts';
 import type { KeyCache } from '../keys/cache.ts';
 import {
@@ -17,6 +16,7 @@ import {
 import type { KeyCheck, Principal } from '../keys/service.ts';
 import { csrfMatches, type SessionPrincipal } from '../portal/service.ts';
 import type { ProjectMe } from '../projects/store.ts';
+import { PlatformError } from '../shared/errors.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -7,12 +7,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Agent, type Dispatcher, errors as undiciErrors } from 'undici';
 import type { Context } from '../context.ts';
-import { PlatformError } from '../errors.ts';
 import { answerHeaders, upstreamHeaders } from '../gateway/forwarding.ts';
 import { type GatewayMatch, matchGateway } from '../gateway/routes.ts';
 import { runIdempotent } from '../idempotency/pipeline.ts';
 import { fingerprint, parseIdempotencyKey } from '../idempotency/protocol.ts';
 import { claimFirst } from '../idempotency/write.ts';
+import { PlatformError } from '../shared/errors.ts';
 import { principalOf } from './auth.ts';
 import { BoundedBody, readBounded } from './gateway-body.ts';
 import { answerOf, scopeOf } from './idempotency.ts';

@@ -3,8 +3,8 @@
 // operator's change is answered: settings/lease.ts). Without it, 403 naming the grant and who gives it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Grant } from '../capabilities/service.ts';
-import { PlatformError } from '../errors.ts';
 import type { CapabilityRegistry } from '../registry.ts';
+import { PlatformError } from '../shared/errors.ts';
 import { principalOf } from './auth.ts';
 
 export function requireGrant(registry: CapabilityRegistry, grant: Grant) {

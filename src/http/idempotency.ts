@@ -4,14 +4,14 @@
 // transaction live in src/idempotency/.
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import type { Clock } from '../clock.ts';
-import type { Keyring } from '../crypto.ts';
 import type { Database, Db, SoleWrite, TransactionHooks } from '../db/database.ts';
-import { PlatformError, problemBody } from '../errors.ts';
 import { type Outcome, runIdempotent } from '../idempotency/pipeline.ts';
 import { fingerprint, parseIdempotencyKey } from '../idempotency/protocol.ts';
 import type { Principal } from '../keys/service.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { Keyring } from '../shared/crypto.ts';
+import { PlatformError, problemBody } from '../shared/errors.ts';
 import { principalOf } from './auth.ts';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

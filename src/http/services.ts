@@ -3,9 +3,9 @@
 // to the pool otherwise.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { auditInto } from '../audit/store.ts';
+import { readOnly, type Work } from '../audit/work.ts';
 import type { Db } from '../db/database.ts';
 import type { Services } from '../services.ts';
-import { readOnly, type Work } from '../work.ts';
 import { principalOf } from './auth.ts';
 
 declare module 'fastify' {

@@ -18,7 +18,6 @@
 // An operation whose whole write is one statement, its answer known beforehand, offers it with `sole`
 // (sole.ts): claim, effect and record then go in one statement, one round trip, and no BEGIN or COMMIT.
 import type pg from 'pg';
-import type { Keyring } from '../crypto.ts';
 import {
   type Database,
   type Db,
@@ -27,6 +26,7 @@ import {
   type TransactionHooks,
 } from '../db/database.ts';
 import { executable } from '../db/inline.ts';
+import type { Keyring } from '../shared/crypto.ts';
 import { type Answer, type RecordCodec, recordCodec } from './records.ts';
 import { missed, soleStatement } from './sole.ts';
 import {

@@ -2,10 +2,10 @@
 // project) or `pk_cap_` (a capability's: docs/capabilities.md) + 32 base62 characters (~190 bits). Only the SHA-256 of the whole key is stored, with a short
 // display prefix; the key itself is shown once, at creation. Creating and revoking a key is audited.
 import { createHash, randomInt } from 'node:crypto';
-import { notFound, PlatformError } from '../errors.ts';
-import { type Page, pageFrom } from '../pagination.ts';
+import type { Work } from '../audit/work.ts';
 import { type ProjectMe, toProjectMe } from '../projects/store.ts';
-import type { Work } from '../work.ts';
+import { notFound, PlatformError } from '../shared/errors.ts';
+import { type Page, pageFrom } from '../shared/pagination.ts';
 import { isOperatorScope, isScope, type KeyKind, OPERATOR_SCOPES, SCOPES } from './scopes.ts';
 import { type KeyRow, keyStore } from './store.ts';
 

@@ -3,12 +3,12 @@
 // and the code are random 256-bit values stored only as SHA-256. Writes made with the cookie also carry
 // a CSRF token derived from the session's token (HMAC), which a page of another site cannot read.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { notFound, PlatformError } from '../errors.ts';
+import type { Work } from '../audit/work.ts';
 import type { Scope } from '../keys/scopes.ts';
 import type { Principal } from '../keys/service.ts';
-import { type Page, pageFrom } from '../pagination.ts';
 import { type ProjectMe, toProjectMe } from '../projects/store.ts';
-import type { Work } from '../work.ts';
+import { notFound, PlatformError } from '../shared/errors.ts';
+import { type Page, pageFrom } from '../shared/pagination.ts';
 import { type ActiveSession, portalStore, type SessionRow } from './store.ts';
 
 /** The most a session may do: never publish events or erase people, whatever its key may. */

@@ -1,9 +1,9 @@
 // Projects: created, read, listed and changed (a JSON merge patch) by operators, and by the CLI. Every
 // change is audited in its own transaction, naming the fields that changed.
 
-import { notFound, PlatformError } from '../errors.ts';
-import { type Page, pageFrom } from '../pagination.ts';
-import type { Work } from '../work.ts';
+import type { Work } from '../audit/work.ts';
+import { notFound, PlatformError } from '../shared/errors.ts';
+import { type Page, pageFrom } from '../shared/pagination.ts';
 import {
   DEFAULT_THEME,
   type Project,

@@ -13,10 +13,11 @@
 //   loses its unused block for the rest of the day.
 // - During a database outage a process goes on from the last reservation it knew: it admits up to what
 //   remained then, so an outage can let each process admit up to that remainder unreserved.
-import type { Clock } from '../clock.ts';
+
 import { type Db, isUnavailable } from '../db/database.ts';
-import { PlatformError } from '../errors.ts';
-import { RefreshAhead } from '../refresh-ahead.ts';
+import type { Clock } from '../shared/clock.ts';
+import { PlatformError } from '../shared/errors.ts';
+import { RefreshAhead } from '../shared/refresh-ahead.ts';
 import type { Meter } from './meter.ts';
 import { type QuotaKey, usageStore } from './store.ts';
 

@@ -3,10 +3,10 @@
 // setting and clearing an override is audited. Every process applies a change before its answer
 // (settings/lease.ts).
 
-import { PlatformError } from '../errors.ts';
+import type { Work } from '../audit/work.ts';
 import type { CapabilityRegistry } from '../registry.ts';
 import { bindAtAnswer } from '../settings/lease.ts';
-import type { Work } from '../work.ts';
+import { PlatformError } from '../shared/errors.ts';
 import type { DailyLimit } from './limits.ts';
 import { usageStore } from './store.ts';
 

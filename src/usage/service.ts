@@ -1,7 +1,8 @@
 // The usage report: counts by UTC day, capability and metric over a range, with the daily limits. What
 // this process counted but has not flushed yet is part of today's figures too.
-import type { Clock } from '../clock.ts';
+
 import type { Db } from '../db/database.ts';
+import type { Clock } from '../shared/clock.ts';
 import type { UsageLimits } from './limits.ts';
 import type { Meter } from './meter.ts';
 import { usageRange } from './range.ts';

@@ -1,17 +1,17 @@
 // Webhook endpoints and the state machine of their signing secrets (spec section 3): one active secret,
 // plus a previous one while a rotation is under way (secrets.ts makes and seals them).
 import { randomUUID } from 'node:crypto';
+import type { Work } from '../audit/work.ts';
 import type { DeclaredTypes } from '../catalogue/declared.ts';
 import { outsideRegistry } from '../catalogue/service.ts';
-import type { Keyring } from '../crypto.ts';
 import { endpointAttempts } from '../delivery-store/endpoint-attempts.ts';
 import { cancelPending, forgetSlots } from '../delivery-store/enqueue.ts';
 import { holdForPause, lockLanes, relane } from '../delivery-store/lanes.ts';
 import { emitOperational } from '../delivery-store/operational.ts';
-import { notFound, PlatformError } from '../errors.ts';
 import { write } from '../idempotency/write.ts';
 import type { CapabilityRegistry } from '../registry.ts';
-import type { Work } from '../work.ts';
+import type { Keyring } from '../shared/crypto.ts';
+import { notFound, PlatformError } from '../shared/errors.ts';
 import { checkWebhookUrl, type UrlCheckOptions } from './address-policy.ts';
 import { newSecret } from './secrets.ts';
 import {

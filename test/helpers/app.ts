@@ -2,10 +2,9 @@
 import { after } from 'node:test';
 import pino from 'pino';
 import { auditInto } from '../../src/audit/store.ts';
-import type { Clock } from '../../src/clock.ts';
+import { createLogger } from '../../src/cli/runtime.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Context } from '../../src/context.ts';
-import { parseKeyring, seal } from '../../src/crypto.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import type { DeliveryWorker } from '../../src/delivery/worker.ts';
@@ -13,11 +12,12 @@ import { subjectContext } from '../../src/erasure/asking.ts';
 import type { App } from '../../src/http/app.ts';
 import { OPERATOR_SCOPES, type OperatorScope, SCOPES } from '../../src/keys/scopes.ts';
 import { keyService } from '../../src/keys/service.ts';
+import { createService } from '../../src/process/service.ts';
 import { projectService } from '../../src/projects/service.ts';
 import type { CapabilityRegistry } from '../../src/registry.ts';
-import { createLogger } from '../../src/runtime.ts';
-import { createService } from '../../src/service.ts';
 import { servicesOf } from '../../src/services.ts';
+import type { Clock } from '../../src/shared/clock.ts';
+import { parseKeyring, seal } from '../../src/shared/crypto.ts';
 import type { Resolver } from '../../src/webhooks/address-policy.ts';
 import { createMigratedDatabase } from './database.ts';
 

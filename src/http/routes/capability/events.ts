@@ -2,8 +2,8 @@
 // checked, counted and delivered as the project's own publish is.
 import { CapabilityEventBodySchema, EventPublishedSchema } from '../../../events/schema.ts';
 import { MAX_EVENT_DATA_BYTES } from '../../../events/service.ts';
-import { memberText } from '../../../json-text.ts';
 import { CAPABILITY_SCOPE } from '../../../keys/scopes.ts';
+import { memberText } from '../../../shared/json-text.ts';
 import { errorResponses } from '../../problems.ts';
 import { IdempotencyHeaders, ref, routes } from '../common.ts';
 import { capabilityOf } from './plane.ts';

@@ -14,18 +14,18 @@
 //    reservations past their time give their allowance back, and capabilities are asked again to erase
 //    (erasure/asking.ts).
 import type { Logger } from 'pino';
-import { breakerStore } from './capabilities/breakers.ts';
-import { type Clock, DAY_MS, utcDay } from './clock.ts';
-import type { Config } from './config.ts';
-import type { Database } from './db/database.ts';
-import { historyRetention } from './delivery-store/retention.ts';
-import { analyzeGrown } from './delivery-store/statistics.ts';
-import type { ErasureAsking } from './erasure/asking.ts';
-import { idempotencyStore } from './idempotency/store.ts';
-import { dropOldPartitions, ensurePartitions } from './metering/partitions.ts';
-import { meteringStore } from './metering/store.ts';
-import { forgetJobs } from './recovery/jobs.ts';
-import { usageStore } from './usage/store.ts';
+import { breakerStore } from '../capabilities/breakers.ts';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import { historyRetention } from '../delivery-store/retention.ts';
+import { analyzeGrown } from '../delivery-store/statistics.ts';
+import type { ErasureAsking } from '../erasure/asking.ts';
+import { idempotencyStore } from '../idempotency/store.ts';
+import { dropOldPartitions, ensurePartitions } from '../metering/partitions.ts';
+import { meteringStore } from '../metering/store.ts';
+import { forgetJobs } from '../recovery/jobs.ts';
+import { type Clock, DAY_MS, utcDay } from '../shared/clock.ts';
+import { usageStore } from '../usage/store.ts';
 
 const EVERY_MS = 10 * 60_000;
 const STATISTICS_EVERY_MS = 5_000;

@@ -1,12 +1,12 @@
 // The first start of an empty database (`platform start`): project `dev` with one key holding every
 // scope, printed once. Two processes starting at once create it once: the slug's unique index decides.
 import { randomUUID } from 'node:crypto';
-import { auditInto } from './audit/store.ts';
-import type { Database } from './db/database.ts';
-import { PlatformError } from './errors.ts';
-import { type CreatedKey, keyService } from './keys/service.ts';
-import { projectService } from './projects/service.ts';
-import { projectStore } from './projects/store.ts';
+import { auditInto } from '../audit/store.ts';
+import type { Database } from '../db/database.ts';
+import { type CreatedKey, keyService } from '../keys/service.ts';
+import { projectService } from '../projects/service.ts';
+import { projectStore } from '../projects/store.ts';
+import { PlatformError } from '../shared/errors.ts';
 
 /** On an empty database, creates project `dev` and a key with every scope, and returns the key. */
 export async function bootstrap(db: Database): Promise<CreatedKey | undefined> {

@@ -94,3 +94,6 @@ export function problemBody(error: PlatformError, requestId: string) {
     ...(error.options.requiredScope ? { requiredScope: error.options.requiredScope } : {}),
   };
 }
+
+/** A setting that cannot be used as given: the process says which and stops (config.ts, crypto.ts). */
+export class ConfigError extends Error {}

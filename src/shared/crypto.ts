@@ -11,8 +11,8 @@ import {
 } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from './config.ts';
-import { randomPooled } from './shared/random.ts';
+import { ConfigError } from './errors.ts';
+import { randomPooled } from './random.ts';
 
 export interface MasterKey {
   id: string; // 8 hex characters of the key's SHA-256: names the key without revealing it

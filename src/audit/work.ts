@@ -1,8 +1,9 @@
 // A unit of work, what its services are bound to (services.ts builds them): its database handle (the pool
 // for reads, a transaction for writes), that transaction's hooks, and who acts, which is how its changes
 // are audited. A request, a CLI command and a test each make one; a service never asks for them again.
-import type { Audit } from './audit/store.ts';
-import type { Db, TransactionHooks } from './db/database.ts';
+
+import type { Db, TransactionHooks } from '../db/database.ts';
+import type { Audit } from './store.ts';
 
 export interface Work {
   db: Db;
