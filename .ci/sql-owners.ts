@@ -2,7 +2,8 @@
 // literal of src/ (comments are not read) and fails on SQL that names a table outside the folder that owns
 // it. The delivery tables (delivery_queue, deliveries, delivery_attempts) and the delivery engine's state
 // on an endpoint (rate_next_at, dead_streak) belong to src/delivery-store/; an endpoint's settings stay with
-// webhooks/ and are read there. Migrations, which make the tables, are not TypeScript and are not read.
+// webhooks/ and are read there. The day totals and allowances (usage_daily, usage_quota) belong to
+// src/usage/. Migrations, which make the tables, are not TypeScript and are not read.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
@@ -27,6 +28,7 @@ const OWNED: Owned[] = [
     pattern: /\b(?:rate_next_at|dead_streak)\b/,
     what: 'the delivery engine’s state on an endpoint',
   },
+  { owner: 'src/usage/', pattern: /\b(?:usage_daily|usage_quota)\b/, what: 'a usage table' },
 ];
 
 /** Every .ts file under `dir`. */

@@ -1,7 +1,9 @@
 // The SQL of metering (migration 0018): usage records counted exactly once, and reservations against a
-// day's limit. A reservation's allowance is taken as Core's own daily limits take theirs (usage/limits.ts,
-// usage_quota); what expires goes back to usage_quota here.
+// day's limit. A reservation's allowance is taken as Core's own daily limits take theirs (usage/limits.ts);
+// the day totals and allowances themselves are the usage room's, written here through its fragments
+// (usage/counting.ts).
 import type { Db, SoleWrite } from '../db/database.ts';
+import { addToTotals, giveBackToAllowance, takeFromAllowance, totalOf } from '../usage/counting.ts';
 import { GENERATION_DAYS } from './partitions.ts';
 
 /** The first key of the advisory locks of the record generations (the second is the generation). */
@@ -103,20 +105,7 @@ export const meteringStore = (db: Db) => ({
                returning project_id, metric, value, day
              ), totals as (
                select project_id, day, metric, sum(value)::bigint as value from inserted group by 1, 2, 3
-             ), counted as (
-               insert into usage_daily (project_id, day, capability, metric, count)
-               select project_id, day, $1, metric, value from totals order by project_id, day, metric
-               on conflict (project_id, day, capability, metric)
-               do update set count = usage_daily.count + excluded.count, changed_xid = pg_current_xact_id()
-             ), quota as (
-               update usage_quota q set reserved = q.reserved + t.value
-                 from totals t, (select project_id, day, metric from usage_quota
-                                  where capability = $1 and (project_id, day, metric) in (select project_id, day, metric from totals)
-                                  order by project_id, day, metric for update) as locked
-                where q.project_id = t.project_id and q.day = t.day and q.capability = $1 and q.metric = t.metric
-                  and (locked.project_id, locked.day, locked.metric) = (t.project_id, t.day, t.metric)
-                  and not $8
-             )
+             ), ${addToTotals('totals', '$1')}, ${takeFromAllowance('totals', '$1', '$8')}
              select count(*)::int as accepted from inserted`,
       values: [
         capability,
@@ -160,11 +149,8 @@ export const meteringStore = (db: Db) => ({
          update usage_reservations set state = 'expired'
           where day = $2 and capability = $3 and project_id = $1 and metric = $4 and state = 'open'
             and expires_at <= now()
-         returning amount
-       ), freed as (
-         update usage_quota set reserved = greatest(0, reserved - (select sum(amount) from expired))
-          where project_id = $1 and day = $2 and capability = $3 and metric = $4 and exists (select from expired)
-       )
+         returning project_id, day, capability, metric, amount
+       ), ${giveBackToAllowance('expired')}
        select count(*)::int as expired from expired`,
       [projectId, day, capability, metric],
     );
@@ -181,13 +167,7 @@ export const meteringStore = (db: Db) => ({
          update usage_reservations r set state = 'expired'
            from due where r.day = due.day and r.capability = due.capability and r.id = due.id
          returning r.project_id, r.day, r.capability, r.metric, r.amount
-       ), totals as (
-         select project_id, day, capability, metric, sum(amount) as amount from expired group by 1, 2, 3, 4
-       ), freed as (
-         update usage_quota q set reserved = greatest(0, q.reserved - t.amount)
-           from totals t
-          where q.project_id = t.project_id and q.day = t.day and q.capability = t.capability and q.metric = t.metric
-       )
+       ), ${giveBackToAllowance('expired')}
        select count(*)::int as expired from expired`,
     );
     return rows[0]?.expired ?? 0;
@@ -220,8 +200,7 @@ export const meteringStore = (db: Db) => ({
   /** Today's figures of a project's metric: what was used, and what open reservations hold. */
   async today(projectId: string, day: string, capability: string, metric: string) {
     const { rows } = await db.query<{ used: number; reserved: number }>(
-      `select (select coalesce(max(count), 0) from usage_daily
-                where project_id = $1 and day = $2 and capability = $3 and metric = $4)::bigint as used,
+      `select ${totalOf('$1', '$2', '$3', '$4')}::bigint as used,
               (select coalesce(sum(amount), 0) from usage_reservations
                 where day = $2 and capability = $3 and project_id = $1 and metric = $4 and state = 'open'
                   and expires_at > now())::bigint as reserved`,
