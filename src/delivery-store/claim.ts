@@ -61,13 +61,11 @@ type Action = { due: Due; action: 'claim' | 'push'; at: number };
  * the planner counted a backlog of thousands as a few rows and chose the bitmap, which reads the whole
  * backlog at each claim (test/statistics.test.ts). And its named statements keep the plan made for any
  * values: left to choose, PostgreSQL found a plan for the known limit cheaper every time and planned the
- * due rows' query at every claim (publish→receipt's p50 rose from 0.9 to 1.9 ms at 500 a second, and
- * PostgreSQL's CPU per event published and delivered from 820 to 1,019 µs; forced, 1.0 ms and 813 µs).
+ * due rows' query at every claim, which slowed every delivery (docs/decisions/measured-choices.md).
  * Nor is any table of the claim read whole: each row it writes is one it found, by its ctid or its key.
  * A plan kept from a small queue read the queue whole to find the rows by ctid, cheaper there than a TID
- * scan, and kept doing so as a backlog came, until autovacuum analyzed the queue: with 100,000 rows
- * queued after the plan was made, a claim of one delivery cost its backend 11 ms instead of 0.4
- * (docs/decisions/plans-on-a-small-queue.md).
+ * scan, and kept doing so as a backlog came, until autovacuum analyzed the queue: a claim then
+ * cost its backend many times more (docs/decisions/plans-on-a-small-queue.md).
  */
 export const CLAIM_SETTINGS =
   'set local synchronous_commit = off; set local enable_bitmapscan = off; set local enable_seqscan = off; set local plan_cache_mode = force_generic_plan';

@@ -45,7 +45,7 @@ export const DECIDED = `, paced as (
  * days of their events (from the first's day, to the day after the last's). Bounds in parameters let
  * PostgreSQL leave out every other day's partition as the statement starts: the join's own key is known
  * only row by row, so without them it set up a scan of every day's partition of the events at each claim
- * (docs/decisions/claim-fixed-cost.md: a claim of one delivery cost its backend 660-700 µs at 39 days).
+ * (docs/decisions/claim-fixed-cost.md).
  */
 export const LEASED = `select c.*, e.type, e.data
        from (select *, row_number() over (partition by event_id) = 1 as first from claimed) c

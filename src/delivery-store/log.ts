@@ -51,8 +51,8 @@ const QUEUED = 'left join delivery_queue q on q.delivery_id = d.id';
 
 /**
  * Every attempt of `d`, newest first, and the one that delivered it (VIEW reads them as `da`), in one
- * read of its attempts: a second lateral join over them planned every day's partition again (0.6 ms more
- * planning a page at 9 days; `deliveredBy` is for a read whose day is known as it is planned).
+ * read of its attempts: a second lateral join over them planned every day's partition again (docs/decisions/measured-choices.md;
+ * `deliveredBy` is for a read whose day is known as it is planned).
  */
 const ATTEMPTS = `left join lateral (
     select coalesce(json_agg(json_build_object(

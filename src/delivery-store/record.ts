@@ -70,8 +70,7 @@ export const APPEND_DELIVERED = `with r as (
  * Every outcome of a batch of attempts ($1-$13, one array a column: recordOutcomes), of deliveries whose
  * events fall in the days from $14 to $15. The bounds let PostgreSQL leave out every other day's partition
  * of the history and the events as the statement starts: the joins' own keys are known only row by row,
- * so without them each statement set up an update of every day's partition (a retried attempt recorded
- * alone cost its backend 564-625 µs at 39 days, 460-495 with them: docs/decisions/claim-fixed-cost.md).
+ * so without them each statement set up an update of every day's partition (docs/decisions/claim-fixed-cost.md).
  */
 export const RECORD_OUTCOMES = `with r as (
      select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::float8[], $6::timestamptz[],
@@ -269,8 +268,8 @@ export const deliveryStore = (db: Db) => ({
 /**
  * The recorder's transaction finds every row it writes by its key, and never reads a table whole. A plan
  * kept from a small queue found the batch's rows by reading the queue whole, and kept doing so as a
- * backlog came, until autovacuum analyzed it: with 100,000 rows queued after the plan was made, recording
- * 10 retried attempts cost the backend 13 ms instead of 0.7 (CLAIM_SETTINGS says the same of the claim).
+ * backlog came, until autovacuum analyzed it: recording a batch then cost the backend
+ * many times more (CLAIM_SETTINGS says the same of the claim; docs/decisions/plans-on-a-small-queue.md).
  */
 export const RECORD_SETTINGS = 'set local enable_seqscan = off';
 
@@ -356,8 +355,8 @@ async function countDeaths(tx: Db, batch: Completion[], recorded: RecordedBatch,
   // Which runs change: a death, or a delivery that ends a run. Usually none (every delivery succeeded, no
   // run under way), and then nothing is written. Each endpoint is probed by its key (a lateral subquery
   // with a limit, which the planner cannot turn into a join): joined plainly, a plan made for any batch
-  // (the statement is named) hashed the batch and read every endpoint of the installation (0.28-0.36 ms
-  // a batch at 1,000 endpoints, against 0.02-0.04 at 10).
+  // (the statement is named) hashed the batch and read every endpoint of the installation, a cost that grew
+  // with their number (docs/decisions/measured-choices.md).
   if (list.length === 0) return new Map<string, Disabling>();
   const { rowCount } = await tx.query({ name: 'delivery-deaths-changing', text: RUNS_CHANGING, values });
   if (!rowCount) return new Map<string, Disabling>();

@@ -44,8 +44,7 @@ const NOTHING_KNOWN: Omit<Figures, 'history'> = {
 /**
  * Health's figures are read off the request's path, so its cost does not grow with the history: the
  * queue's state and the history's horizon at most once a second per process, and the counts (which
- * read every row they count: the day's failed attempts took 80 ms at 10 M deliveries, bench growth) at
- * most once every 10 s. The first report waits for them; later ones answer with the last figures and
+ * read every row they count, slow on a large history: docs/decisions/measured-choices.md) at most once every 10 s. The first report waits for them; later ones answer with the last figures and
  * start a new read when they are older than that. Reachability and migrations are read on every report.
  */
 const STATE_MAX_AGE_MS = 1000;

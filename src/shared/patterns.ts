@@ -13,9 +13,8 @@ export const subscribed = (project: string, type: string) =>
 /**
  * A lateral subquery (SQL) giving `patterns`, the patterns that take the type of each row before it, for
  * a statement whose type changes row by row (`&&` each endpoint's list with it). `offset 0` keeps the
- * planner from folding the call into the join's filter, where it ran once per type and endpoint: a
- * catalogue of 1,000 types over 20 endpoints took 33 ms, and 6 ms with the patterns computed per type
- * (110 and 11 ms while the function was SQL, before migration 0022).
+ * planner from folding the call into the join's filter, where it ran once per type and endpoint, several
+ * times slower on a large catalogue (docs/decisions/measured-choices.md).
  */
 export const patternsOf = (type: string) =>
   `lateral (select subscription_patterns(${type}) as patterns offset 0)`;
