@@ -8,7 +8,7 @@
 // sent one at a time. Target: each p50 ratio subject/baseline ≤ 1.5 at 10 M.
 import { execFileSync } from 'node:child_process';
 import pg from 'pg';
-import { generationOf } from '../src/metering/partitions.ts';
+import { generationOf } from '../src/plane/metering/partitions.ts';
 import { createDatabase } from '../support/database.ts';
 import {
   alternate,

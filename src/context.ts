@@ -3,9 +3,6 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { readOnly } from './audit/work.ts';
-import { CapabilityDirectory } from './capabilities/directory.ts';
-import { CapabilitySigning } from './capabilities/signing.ts';
-import { capabilityStore } from './capabilities/store.ts';
 import { DeclaredTypes } from './catalogue/declared.ts';
 import { TenantSchemas } from './catalogue/validation.ts';
 import type { Config } from './config.ts';
@@ -19,9 +16,12 @@ import { healthService } from './health/service.ts';
 import { KeyActivity } from './keys/activity.ts';
 import { type KeyCache, keyCache } from './keys/cache.ts';
 import { keyService } from './keys/service.ts';
-import { partitionsReady } from './metering/partitions.ts';
-import type { MeteringDeps } from './metering/service.ts';
 import { Metrics } from './metrics/metrics.ts';
+import { CapabilityDirectory } from './plane/capabilities/directory.ts';
+import { CapabilitySigning } from './plane/capabilities/signing.ts';
+import { capabilityStore } from './plane/capabilities/store.ts';
+import { partitionsReady } from './plane/metering/partitions.ts';
+import type { MeteringDeps } from './plane/metering/service.ts';
 import { KnownProjects } from './projects/known.ts';
 import { CapabilityRegistry, defaultLimits } from './registry.ts';
 import { SettingsLease } from './settings/lease.ts';
@@ -68,7 +68,7 @@ export interface Context {
   deliveryForecast: DeliveryForecast;
   /** the capabilities declared by manifests, read into the registry every 5 s */
   directory: CapabilityDirectory;
-  /** what metering's services share in a process (metering/service.ts) */
+  /** what metering's services share in a process (plane/metering/service.ts) */
   metering: MeteringDeps;
   /** capabilities' signing keys, for what Core sends them (erasure requests, the gateway's requests) */
   signing: CapabilitySigning;

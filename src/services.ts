@@ -4,8 +4,6 @@
 // whole process comes from the context. Nothing else builds a service.
 import { auditLog } from './audit/store.ts';
 import type { Work } from './audit/work.ts';
-import { capabilityService } from './capabilities/service.ts';
-import { capabilityStore } from './capabilities/store.ts';
 import { eventCatalogue } from './catalogue/service.ts';
 import type { Context } from './context.ts';
 import { deliveryLog } from './delivery-store/log.ts';
@@ -14,7 +12,9 @@ import { erasureService } from './erasure/service.ts';
 import { erasureTasks } from './erasure/tasks.ts';
 import { eventService } from './events/service.ts';
 import { keyService } from './keys/service.ts';
-import { meteringService } from './metering/service.ts';
+import { capabilityService } from './plane/capabilities/service.ts';
+import { capabilityStore } from './plane/capabilities/store.ts';
+import { meteringService } from './plane/metering/service.ts';
 import { portalService } from './portal/service.ts';
 import { projectService } from './projects/service.ts';
 import { getJob } from './recovery/jobs.ts';

@@ -8,8 +8,8 @@ import {
   ensurePartitions,
   GENERATION_DAYS,
   generationOf,
-} from '../src/metering/partitions.ts';
-import { meteringStore } from '../src/metering/store.ts';
+} from '../src/plane/metering/partitions.ts';
+import { meteringStore } from '../src/plane/metering/store.ts';
 import { startService } from './helpers/app.ts';
 
 const DAY = 86_400_000;

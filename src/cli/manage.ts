@@ -2,12 +2,12 @@
 // same services as the management API, audited as the CLI's, and print one JSON object with --json.
 import pino from 'pino';
 import { readOnly } from '../audit/work.ts';
-import { CapabilityDirectory } from '../capabilities/directory.ts';
-import { capabilityStore } from '../capabilities/store.ts';
 import type { Config } from '../config.ts';
 import { coreRegistry } from '../core-capability.ts';
 import type { Database } from '../db/database.ts';
 import { keyService } from '../keys/service.ts';
+import { CapabilityDirectory } from '../plane/capabilities/directory.ts';
+import { capabilityStore } from '../plane/capabilities/store.ts';
 import { projectService } from '../projects/service.ts';
 import { toProjectMe } from '../projects/store.ts';
 import { defaultLimits } from '../registry.ts';

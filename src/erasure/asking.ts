@@ -6,9 +6,9 @@
 // reads its tasks and completes them (capability routes). A capability no longer asked is skipped.
 import type { Logger } from 'pino';
 import { request } from 'undici';
-import type { CapabilitySigning } from '../capabilities/signing.ts';
 import type { Database } from '../db/database.ts';
 import { emitOperational } from '../delivery-store/operational.ts';
+import type { CapabilitySigning } from '../plane/capabilities/signing.ts';
 import type { CapabilityRegistry, Subject } from '../registry.ts';
 import { type Keyring, unseal } from '../shared/crypto.ts';
 import { signatureHeader } from '../shared/signature.ts';

@@ -1,12 +1,12 @@
 // GET /api/health: every field from real sources: the database (reachability, migrations), the queue
 // (filled by the delivery module), the capability registry (breakers) and the configuration.
 
-import { breakerStore, providerStates } from '../capabilities/breakers.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { appliedMigrations, MIGRATIONS } from '../db/migrate.ts';
 import { historyRetention } from '../delivery-store/retention.ts';
 import { type QueueCounts, type QueueState, queueCounts, queueState } from '../delivery-store/stats.ts';
+import { breakerStore, providerStates } from '../plane/capabilities/breakers.ts';
 import type { CapabilityRegistry } from '../registry.ts';
 
 const PING_TIMEOUT_MS = 1000;

@@ -2,16 +2,16 @@
 // service's own port, so a project calls every product with one base URL and one key. A request meets
 // Core's rules (the key, the route's scope, the request rate; the idempotency-key rules when the route is
 // idempotent; the daily limit of the route's metric, checked before and counted after a 2xx), then goes
-// to the capability's upstream with the signed context (gateway/forwarding.ts). Bodies stream both ways,
+// to the capability's upstream with the signed context (plane/gateway/forwarding.ts). Bodies stream both ways,
 // except an idempotent route's: its answer is recorded, so it is read whole (both up to 1 MiB).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Agent, type Dispatcher, errors as undiciErrors } from 'undici';
 import type { Context } from '../context.ts';
-import { answerHeaders, upstreamHeaders } from '../gateway/forwarding.ts';
-import { type GatewayMatch, matchGateway } from '../gateway/routes.ts';
 import { runIdempotent } from '../idempotency/pipeline.ts';
 import { fingerprint, parseIdempotencyKey } from '../idempotency/protocol.ts';
 import { claimFirst } from '../idempotency/write.ts';
+import { answerHeaders, upstreamHeaders } from '../plane/gateway/forwarding.ts';
+import { type GatewayMatch, matchGateway } from '../plane/gateway/routes.ts';
 import { PlatformError } from '../shared/errors.ts';
 import { principalOf } from './auth.ts';
 import { BoundedBody, readBounded } from './gateway-body.ts';

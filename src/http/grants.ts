@@ -2,7 +2,7 @@
 // projects checks the grant after the key, from the registry (which every process reads again before an
 // operator's change is answered: settings/lease.ts). Without it, 403 naming the grant and who gives it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Grant } from '../capabilities/service.ts';
+import type { Grant } from '../plane/capabilities/service.ts';
 import type { CapabilityRegistry } from '../registry.ts';
 import { PlatformError } from '../shared/errors.ts';
 import { principalOf } from './auth.ts';

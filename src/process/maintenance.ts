@@ -14,15 +14,15 @@
 //    reservations past their time give their allowance back, and capabilities are asked again to erase
 //    (erasure/asking.ts).
 import type { Logger } from 'pino';
-import { breakerStore } from '../capabilities/breakers.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { historyRetention } from '../delivery-store/retention.ts';
 import { analyzeGrown } from '../delivery-store/statistics.ts';
 import type { ErasureAsking } from '../erasure/asking.ts';
 import { idempotencyStore } from '../idempotency/store.ts';
-import { dropOldPartitions, ensurePartitions } from '../metering/partitions.ts';
-import { meteringStore } from '../metering/store.ts';
+import { breakerStore } from '../plane/capabilities/breakers.ts';
+import { dropOldPartitions, ensurePartitions } from '../plane/metering/partitions.ts';
+import { meteringStore } from '../plane/metering/store.ts';
 import { forgetJobs } from '../recovery/jobs.ts';
 import { type Clock, DAY_MS, utcDay } from '../shared/clock.ts';
 import { usageStore } from '../usage/store.ts';

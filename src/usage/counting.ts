@@ -1,6 +1,6 @@
 // The day totals (usage_daily) and allowances (usage_quota) as parts of another room's statement: a
 // capability's records counted in the statement that stores them, and reservations that lapse giving their
-// allowance back in the statement that expires them (metering/store.ts). The usage room keeps every
+// allowance back in the statement that expires them (plane/metering/store.ts). The usage room keeps every
 // statement of its tables (store.ts and these), checked by lint.
 
 /**

@@ -9,7 +9,7 @@ import {
   CapabilityWithReportsSchema,
   CreateCapabilityBodySchema,
   ManifestSchema,
-} from '../../../capabilities/schema.ts';
+} from '../../../plane/capabilities/schema.ts';
 import { errorResponses } from '../../problems.ts';
 import { IdempotencyHeaders, ref, routes } from '../common.ts';
 

@@ -1,6 +1,6 @@
 // The management API's removal of a capability (contract 0.4, "A capability's life"): it leaves every
 // process before its 204 (docs/capabilities.md).
-import { CapabilityParamsSchema } from '../../../capabilities/schema.ts';
+import { CapabilityParamsSchema } from '../../../plane/capabilities/schema.ts';
 import { errorResponses } from '../../problems.ts';
 import { IdempotencyHeaders, routes } from '../common.ts';
 

@@ -6,7 +6,7 @@ import {
   CapabilitySchema,
   ManifestSchema,
   SigningSecretRotatedSchema,
-} from '../../../capabilities/schema.ts';
+} from '../../../plane/capabilities/schema.ts';
 import { errorResponses } from '../../problems.ts';
 import { IdempotencyHeaders, ref, routes } from '../common.ts';
 

@@ -1,7 +1,8 @@
 // A capability's instances report their circuit breakers, one per declared provider; health reads them
 // (docs/capabilities.md).
-import { BreakerReportBodySchema } from '../../../capabilities/schema.ts';
+
 import { CAPABILITY_SCOPE } from '../../../keys/scopes.ts';
+import { BreakerReportBodySchema } from '../../../plane/capabilities/schema.ts';
 import { errorResponses } from '../../problems.ts';
 import { IdempotencyHeaders, routes } from '../common.ts';
 import { capabilityOf } from './plane.ts';

@@ -6,7 +6,7 @@ import {
   LimitTodaySchema,
   UsageAcceptedSchema,
   UsageBatchSchema,
-} from '../../../metering/schema.ts';
+} from '../../../plane/metering/schema.ts';
 import { errorResponses } from '../../problems.ts';
 import { IdempotencyHeaders, IdParamsSchema, ref, routes } from '../common.ts';
 import { capabilityOf } from './plane.ts';

@@ -2,15 +2,15 @@
 // project keys their callers present. Publishing on a project's behalf is in events.ts, breakers'
 // reports in breakers.ts, metering in metering.ts.
 import type { FastifyRequest } from 'fastify';
+import type { KeyCache } from '../../../keys/cache.ts';
+import { CAPABILITY_SCOPE } from '../../../keys/scopes.ts';
 import {
   CapabilitySchema,
   ManifestSchema,
   VerifiedSchema,
   VerifyBodySchema,
-} from '../../../capabilities/schema.ts';
-import { verifyKey } from '../../../capabilities/verify.ts';
-import type { KeyCache } from '../../../keys/cache.ts';
-import { CAPABILITY_SCOPE } from '../../../keys/scopes.ts';
+} from '../../../plane/capabilities/schema.ts';
+import { verifyKey } from '../../../plane/capabilities/verify.ts';
 import { principalOf } from '../../auth.ts';
 import { errorResponses } from '../../problems.ts';
 import { IdempotencyHeaders, ref, routes } from '../common.ts';

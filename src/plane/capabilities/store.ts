@@ -1,4 +1,4 @@
-import { type Db, isoColumn } from '../db/database.ts';
+import { type Db, isoColumn } from '../../db/database.ts';
 import type { Manifest } from './manifest.ts';
 
 export interface CapabilityRow {

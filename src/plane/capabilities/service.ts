@@ -3,16 +3,16 @@
 // rotates its signing secret; the capability itself declares its manifest with its own key. Every change
 // is audited.
 
-import type { Work } from '../audit/work.ts';
-import type { TenantSchemas } from '../catalogue/validation.ts';
-import { CAPABILITY_SCOPE } from '../keys/scopes.ts';
-import { generateKey, hashKey } from '../keys/service.ts';
-import { keyStore } from '../keys/store.ts';
-import type { BreakerState } from '../registry.ts';
-import { bindAtAnswer } from '../settings/lease.ts';
-import type { Keyring } from '../shared/crypto.ts';
-import { notFound, PlatformError } from '../shared/errors.ts';
-import { newSecret } from '../webhooks/secrets.ts';
+import type { Work } from '../../audit/work.ts';
+import type { TenantSchemas } from '../../catalogue/validation.ts';
+import { CAPABILITY_SCOPE } from '../../keys/scopes.ts';
+import { generateKey, hashKey } from '../../keys/service.ts';
+import { keyStore } from '../../keys/store.ts';
+import type { BreakerState } from '../../registry.ts';
+import { bindAtAnswer } from '../../settings/lease.ts';
+import type { Keyring } from '../../shared/crypto.ts';
+import { notFound, PlatformError } from '../../shared/errors.ts';
+import { newSecret } from '../../webhooks/secrets.ts';
 import { breakerStore } from './breakers.ts';
 import { type Addresses, checkManifest, type Manifest } from './manifest.ts';
 import { type CapabilityRow, capabilityStore } from './store.ts';

@@ -3,8 +3,8 @@
 // process makes them too, once a day before its first write (one running without maintenance, as `serve`
 // does), so no write fails for want of one.
 
-import type { Db } from '../db/database.ts';
-import { DAY_MS, utcDay } from '../shared/clock.ts';
+import type { Db } from '../../db/database.ts';
+import { DAY_MS, utcDay } from '../../shared/clock.ts';
 
 /** Days a generation of usage record ids lasts: an id is remembered at least this long. */
 export const GENERATION_DAYS = 35;

@@ -2,8 +2,8 @@
 // the route's schema (schema.ts); its rules here: names under the capability's own, a route's scope and
 // metric declared by the same manifest, push erasure and a gateway only where the operator gave the
 // capability an address, schemas of event types bounded and compiled as the catalogue's are.
-import type { TenantSchemas } from '../catalogue/validation.ts';
-import { type FieldError, PlatformError } from '../shared/errors.ts';
+import type { TenantSchemas } from '../../catalogue/validation.ts';
+import { type FieldError, PlatformError } from '../../shared/errors.ts';
 
 export const GATEWAY_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 

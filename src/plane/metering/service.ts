@@ -6,15 +6,15 @@
 // own daily limits do (usage/limits.ts, in blocks from usage_quota): used + reserved never passes the
 // limit, in any process, and a reservation writes no row that every other one writes too.
 
-import type { Work } from '../audit/work.ts';
-import type { Database } from '../db/database.ts';
-import { write } from '../idempotency/write.ts';
-import type { KnownProjects } from '../projects/known.ts';
-import type { CapabilityRegistry } from '../registry.ts';
-import { type Clock, DAY_MS, utcDay } from '../shared/clock.ts';
-import { type FieldError, notFound, PlatformError } from '../shared/errors.ts';
-import { newId, timeOf } from '../shared/ids.ts';
-import type { UsageLimits } from '../usage/limits.ts';
+import type { Work } from '../../audit/work.ts';
+import type { Database } from '../../db/database.ts';
+import { write } from '../../idempotency/write.ts';
+import type { KnownProjects } from '../../projects/known.ts';
+import type { CapabilityRegistry } from '../../registry.ts';
+import { type Clock, DAY_MS, utcDay } from '../../shared/clock.ts';
+import { type FieldError, notFound, PlatformError } from '../../shared/errors.ts';
+import { newId, timeOf } from '../../shared/ids.ts';
+import type { UsageLimits } from '../../usage/limits.ts';
 import { meteringStore, type ReservationRow, type UsageRecord } from './store.ts';
 
 const MAX_LATE_MS = 35 * DAY_MS;

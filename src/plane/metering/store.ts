@@ -2,8 +2,8 @@
 // day's limit. A reservation's allowance is taken as Core's own daily limits take theirs (usage/limits.ts);
 // the day totals and allowances themselves are the usage room's, written here through its fragments
 // (usage/counting.ts).
-import type { Db, SoleWrite } from '../db/database.ts';
-import { addToTotals, giveBackToAllowance, takeFromAllowance, totalOf } from '../usage/counting.ts';
+import type { Db, SoleWrite } from '../../db/database.ts';
+import { addToTotals, giveBackToAllowance, takeFromAllowance, totalOf } from '../../usage/counting.ts';
 import { GENERATION_DAYS } from './partitions.ts';
 
 /** The first key of the advisory locks of the record generations (the second is the generation). */

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { EventTypeSchema } from '../catalogue/schema.ts';
+import { EventTypeSchema } from '../../catalogue/schema.ts';
 import { GATEWAY_METHODS } from './manifest.ts';
 
 export const CAPABILITY_NAME = '^[a-z][a-z0-9_]{1,31}$';

@@ -3,9 +3,9 @@
 // as Standard Webhooks sign. Unsealed once and kept while this process's settings lease is held: a
 // rotation or a retirement makes every process forget them before its 200 (settings/lease.ts).
 import { createSecretKey, type KeyObject } from 'node:crypto';
-import type { Db } from '../db/database.ts';
-import type { Keyring } from '../shared/crypto.ts';
-import { signingKeys } from '../webhooks/secrets.ts';
+import type { Db } from '../../db/database.ts';
+import type { Keyring } from '../../shared/crypto.ts';
+import { signingKeys } from '../../webhooks/secrets.ts';
 import { capabilityStore } from './store.ts';
 
 export class CapabilitySigning {

@@ -3,7 +3,7 @@
 // and the upstream receives exactly those bytes (http/gateway.ts never rebuilds them with a URL parser).
 // So a path that some parser, framework or proxy on the way could read as another path matches nothing:
 // it is a 404 like any path no route declares, before any upstream call (docs/decisions/gateway-paths.md).
-import type { CapabilityRegistry, GatewayRoute } from '../registry.ts';
+import type { CapabilityRegistry, GatewayRoute } from '../../registry.ts';
 
 export interface GatewayMatch {
   capability: string;

@@ -1,8 +1,8 @@
 // The circuit breakers of capabilities' providers, as their instances report them (PUT
 // /capability/v1/breakers): each report lives 30 s, and a provider's state is the one most of its live
 // instances report (a tie takes the worse), or unknown when none reports. Health lists them all.
-import type { Db } from '../db/database.ts';
-import type { BreakerState, CapabilityRegistry } from '../registry.ts';
+import type { Db } from '../../db/database.ts';
+import type { BreakerState, CapabilityRegistry } from '../../registry.ts';
 
 /** A report lives this long: an instance that stopped reporting stops counting. */
 const REPORT_LIFE_SECONDS = 30;

@@ -4,8 +4,8 @@
 // change (an upstream, an erasure URL, a removal) at its answer.
 
 import type { Logger } from 'pino';
-import type { Db } from '../db/database.ts';
-import type { Capability, CapabilityRegistry } from '../registry.ts';
+import type { Db } from '../../db/database.ts';
+import type { Capability, CapabilityRegistry } from '../../registry.ts';
 import { type CapabilityRow, capabilityStore } from './store.ts';
 
 const REFRESH_MS = 5000;

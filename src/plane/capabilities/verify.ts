@@ -2,7 +2,7 @@
 // a product serves, so it answers from the process's key cache (a revocation is seen within its 5 s), as
 // the service's own authentication does. Expected outcomes are answers, never errors: a capability asks
 // about keys its callers present, and a bad one is news, not a fault.
-import type { KeyCache } from '../keys/cache.ts';
+import type { KeyCache } from '../../keys/cache.ts';
 
 export type Verified =
   | {
