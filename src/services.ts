@@ -1,7 +1,8 @@
-// The services of one unit of work (work.ts), built in one place for every caller: a request (a route asks
+// The services of one unit of work (audit/work.ts), built in one place for every caller: a request (a route asks
 // request.services), a CLI command, a test, a benchmark. Each is made the first time it is asked for,
 // once per unit of work, bound to that work's database handle, hooks and actor; what they share for the
-// whole process comes from the context. Nothing else builds a service.
+// whole process comes from the context, each service given by name only the parts its deps declare (never
+// the context whole). Nothing else builds a service.
 import { auditLog } from './audit/store.ts';
 import type { Work } from './audit/work.ts';
 import { eventCatalogue } from './catalogue/service.ts';
@@ -36,7 +37,8 @@ export function servicesOf(context: Context, work: Work) {
         defaults: () => defaultLimits(context.registry, context.config),
         declaredMetrics: () => capabilityStore(db).declaredMetrics(),
       }),
-    usage: () => usageService(context),
+    usage: () =>
+      usageService({ db: context.db, clock: context.clock, meter: context.meter, limits: context.limits }),
     usageChanges: () => usageChanges(db),
     catalogue,
     webhookEndpoints: () =>
@@ -48,7 +50,11 @@ export function servicesOf(context: Context, work: Work) {
       }),
     events: () =>
       eventService(work, {
-        ...context,
+        hashSubject: context.hashSubject,
+        limits: context.limits,
+        meter: context.meter,
+        metrics: context.metrics,
+        clock: context.clock,
         log: deliveryLog(db, context.config.retentionDays),
         retentionDays: context.config.retentionDays,
         wake: context.wakeWorkers,
@@ -65,7 +71,16 @@ export function servicesOf(context: Context, work: Work) {
     deliveryLog: () => deliveryLog(db, context.config.retentionDays),
     recovery: () => recovery(db, context.config.retentionDays),
     jobs: () => ({ get: (projectId: string, id: string) => getJob(db, projectId, id) }),
-    erasure: () => erasureService(work, context),
+    erasure: () =>
+      erasureService(work, {
+        registry: context.registry,
+        hashSubject: context.hashSubject,
+        clock: context.clock,
+        meter: context.meter,
+        db: context.db,
+        keyring: context.keyring,
+        erasureAsking: context.erasureAsking,
+      }),
     portal: () => portalService(work),
     audit: () => auditLog(db),
     capabilities: () =>
