@@ -229,7 +229,7 @@ export async function buildApp(context: Context, servicesOf: (work: Work) => Ser
     usageRoutes,
     portalSessionRoutes(() => publicUrl(app, context.config.publicUrl)),
     portalSessionCookieRoutes(context.config.publicUrl),
-    portalPageRoutes(context),
+    portalPageRoutes(),
     portalAssetRoutes(context),
     adminProjectRoutes,
     adminKeyRoutes,

@@ -43,15 +43,21 @@ class NotRecorded extends Error {
   }
 }
 
+/** What the gateway reads of the process's context. */
+type GatewayDeps = Pick<
+  Context,
+  'clock' | 'config' | 'db' | 'keyring' | 'limits' | 'meter' | 'registry' | 'settings' | 'signing'
+>;
+
 interface Gateway {
-  context: Context;
+  context: GatewayDeps;
   /** keep-alive connections to the upstreams, this process's own */
   agent: Agent;
   /** each upstream URL parsed once (an operator sets a handful) */
   upstreams: Map<string, { origin: string; basePath: string }>;
 }
 
-export function registerGateway(app: FastifyInstance, context: Context) {
+export function registerGateway(app: FastifyInstance, context: GatewayDeps) {
   const gateway: Gateway = { context, agent: new Agent({ connections: 128 }), upstreams: new Map() };
   app.addHook('onClose', () => gateway.agent.close());
   return app.register(async (scope) => {
@@ -95,7 +101,7 @@ async function forward(gateway: Gateway, request: FastifyRequest, reply: Fastify
  * Calls upstream under the route's metric: its daily limit taken before (429 past it), counted after a
  * 2xx, given back otherwise. A replayed answer never gets here: it is neither limited nor counted again.
  */
-async function metered(context: Context, request: FastifyRequest, upstream: () => Promise<number>) {
+async function metered(context: GatewayDeps, request: FastifyRequest, upstream: () => Promise<number>) {
   const { capability, route } = matchOf(request);
   const projectId = principalOf(request).project?.id as string;
   const giveBack = route.metric
@@ -251,7 +257,7 @@ function upstreamOf(gateway: Gateway, url: string) {
 }
 
 /** An answer read whole, bounded in size and in time (a 504 when its body stops coming). */
-async function readAnswer(context: Context, capability: string, answer: Dispatcher.ResponseData) {
+async function readAnswer(context: GatewayDeps, capability: string, answer: Dispatcher.ResponseData) {
   try {
     return await readBounded(answer.body, MAX_BODY);
   } catch (error) {
@@ -261,7 +267,7 @@ async function readAnswer(context: Context, capability: string, answer: Dispatch
   }
 }
 
-const timedOut = (context: Context, capability: string) =>
+const timedOut = (context: GatewayDeps, capability: string) =>
   new PlatformError(
     'UPSTREAM_TIMEOUT',
     `${capability} did not answer within ${context.config.gatewayTimeoutMs / 1000} s`,

@@ -7,7 +7,7 @@ import { HealthSchema, ProbeSchema } from '../../health/schema.ts';
 import { errorResponses } from '../problems.ts';
 
 export const healthRoutes =
-  (context: Context): FastifyPluginAsyncTypebox =>
+  (context: Pick<Context, 'health'>): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { health } = context;
     app.addSchema(HealthSchema);

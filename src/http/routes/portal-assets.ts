@@ -18,7 +18,7 @@ const TYPES: Record<string, string> = {
 };
 
 export const portalAssetRoutes =
-  (context: Context): FastifyPluginAsync =>
+  (context: Pick<Context, 'config' | 'resolve'>): FastifyPluginAsync =>
   async (app) => {
     const options = { config: { access: 'public' as const }, schema: { hide: true } };
     // 404 when the project has no logo or it cannot be had.

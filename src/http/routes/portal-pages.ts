@@ -5,7 +5,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { Context } from '../../context.ts';
 import { PlatformError } from '../../shared/errors.ts';
 import { portalToken } from '../auth.ts';
 
@@ -33,38 +32,33 @@ const csp = (frameAncestors: string) =>
     `frame-ancestors ${frameAncestors}`,
   ].join('; ');
 
-export const portalPageRoutes =
-  (_context: Context): FastifyPluginAsync =>
-  async (app) => {
-    const index = readIndex();
-    const options = { config: { access: 'public' as const }, schema: { hide: true } };
-    const page = (reply: FastifyReply, frameAncestors: string[]) => {
-      if (!index)
-        throw new PlatformError(
-          'SERVICE_UNAVAILABLE',
-          'the portal is not built: npm run build -w web/portal',
-        );
-      if (frameAncestors.length === 0) reply.header('x-frame-options', 'DENY');
-      return reply
-        .header('content-security-policy', csp(frameAncestors.join(' ') || "'none'"))
-        .header('referrer-policy', 'no-referrer')
-        .type('text/html; charset=utf-8')
-        .send(index);
-    };
-    /** The origins that may frame the portal of the cookie's session: none without one. */
-    const ancestorsOf = async (request: FastifyRequest) => {
-      const token = portalToken(request);
-      if (!token) return [];
-      const principal = await request.services.portal.check(token).catch(() => undefined);
-      return principal?.session.frameAncestors ?? [];
-    };
-
-    for (const url of PAGES)
-      app.get(url, options, async (request, reply) => page(reply, await ancestorsOf(request)));
-    // The link's page holds no session yet (its code is in the fragment) and shows nothing: it trades the
-    // code and loads /portal/ again, which the project's frame-ancestors then govern.
-    app.get('/portal/enter', options, async (_request, reply) => page(reply, ['*']));
+export const portalPageRoutes = (): FastifyPluginAsync => async (app) => {
+  const index = readIndex();
+  const options = { config: { access: 'public' as const }, schema: { hide: true } };
+  const page = (reply: FastifyReply, frameAncestors: string[]) => {
+    if (!index)
+      throw new PlatformError('SERVICE_UNAVAILABLE', 'the portal is not built: npm run build -w web/portal');
+    if (frameAncestors.length === 0) reply.header('x-frame-options', 'DENY');
+    return reply
+      .header('content-security-policy', csp(frameAncestors.join(' ') || "'none'"))
+      .header('referrer-policy', 'no-referrer')
+      .type('text/html; charset=utf-8')
+      .send(index);
   };
+  /** The origins that may frame the portal of the cookie's session: none without one. */
+  const ancestorsOf = async (request: FastifyRequest) => {
+    const token = portalToken(request);
+    if (!token) return [];
+    const principal = await request.services.portal.check(token).catch(() => undefined);
+    return principal?.session.frameAncestors ?? [];
+  };
+
+  for (const url of PAGES)
+    app.get(url, options, async (request, reply) => page(reply, await ancestorsOf(request)));
+  // The link's page holds no session yet (its code is in the fragment) and shows nothing: it trades the
+  // code and loads /portal/ again, which the project's frame-ancestors then govern.
+  app.get('/portal/enter', options, async (_request, reply) => page(reply, ['*']));
+};
 
 function readIndex(): string | undefined {
   try {
