@@ -61,6 +61,21 @@ const DECLARES_AS_FORESEEN = `and array(
   select c.name from event_types c where c.project_id = $1 and c.name = any($8::text[]) order by c.name collate "C"
 ) = $9::text[]`;
 
+/** The insert of a new endpoint ($1-$6) into the slot the `slot` CTE took; each caller says what it returns. */
+const INSERT = `insert into webhook_endpoints (project_id, id, url, event_types, active_secret, created_at)
+  select slot.id, $2, $3, $4, $5, $6 from slot`;
+
+/** CTEs `gone` (the endpoint $2 of project $1 deleted, with its ordering) and `counted` (its slot given back). */
+const DELETE = `gone as (
+    delete from webhook_endpoints where project_id = $1 and id = $2 returning id, ordering
+  ), counted as (
+    update projects set webhook_endpoints = webhook_endpoints - 1 where id = $1 and exists (select from gone)
+  )`;
+
+/** The new secret $3 of endpoint $2 (project $1) made active, the active one kept as the previous. */
+const ROTATE = `update webhook_endpoints set previous_secret = active_secret, active_secret = $3
+  where project_id = $1 and id = $2`;
+
 const newEndpointValues = (projectId: string, e: NewEndpoint) => [
   projectId,
   e.id,
@@ -88,8 +103,7 @@ export const endpointStore = (db: Db) => ({
     const { rows } = await db.query<EndpointRow>({
       name: 'webhook-endpoint-insert',
       text: `with ${slot()}
-             insert into webhook_endpoints (project_id, id, url, event_types, active_secret, created_at)
-             select slot.id, $2, $3, $4, $5, $6 from slot
+             ${INSERT}
              returning ${RECORD}`,
       values: [...newEndpointValues(projectId, endpoint), ENDPOINTS_PER_PROJECT],
     });
@@ -109,11 +123,7 @@ export const endpointStore = (db: Db) => ({
     name: 'webhook-endpoint-insert-sole',
     together: { locks: `projects/${projectId}` }, // it updates the project's row (its slot), and inserts
     ctes: `${slot(DECLARES_AS_FORESEEN)},
-           endpoint as (
-             insert into webhook_endpoints (project_id, id, url, event_types, active_secret, created_at)
-             select slot.id, $2, $3, $4, $5, $6 from slot
-             returning id
-           )`,
+           endpoint as (${INSERT} returning id)`,
     check: 'exists (select from endpoint)',
     values: [...newEndpointValues(projectId, endpoint), ENDPOINTS_PER_PROJECT, outside, [...declared].sort()],
   }),
@@ -195,13 +205,7 @@ export const endpointStore = (db: Db) => ({
   /** Deletes the endpoint and its secrets, and gives its slot back to the project's count. */
   async delete(projectId: string, id: string) {
     const { rows } = await db.query<{ deleted: boolean }>(
-      `with gone as (
-         delete from webhook_endpoints where project_id = $1 and id = $2 returning id
-       ), counted as (
-         update projects set webhook_endpoints = webhook_endpoints - 1
-          where id = $1 and exists (select 1 from gone)
-       )
-       select exists (select 1 from gone) as deleted`,
+      `with ${DELETE} select exists (select 1 from gone) as deleted`,
       [projectId, id],
     );
     return rows[0]?.deleted === true;
@@ -214,12 +218,7 @@ export const endpointStore = (db: Db) => ({
    */
   deleteSole: (projectId: string, id: string): SoleWrite => ({
     name: 'webhook-endpoint-delete-sole',
-    ctes: `gone as (
-             delete from webhook_endpoints where project_id = $1 and id = $2 returning ordering
-           ), counted as (
-             update projects set webhook_endpoints = webhook_endpoints - 1
-              where id = $1 and exists (select from gone)
-           ), ${CANCEL_WITH_DELETION}`,
+    ctes: `${DELETE}, ${CANCEL_WITH_DELETION}`,
     check: `(select ordering = 'none' from gone)`,
     values: [projectId, id, DELETED],
     // Every worker lets go of what it holds of the endpoint (as cancelPending's notification says).
@@ -229,24 +228,18 @@ export const endpointStore = (db: Db) => ({
   /** The rotation as a sole write, foreseen to find the endpoint. */
   rotateSole: (projectId: string, id: string, sealedSecret: Buffer): SoleWrite => ({
     name: 'webhook-endpoint-rotate-sole',
-    ctes: `rotated as (
-             update webhook_endpoints set previous_secret = active_secret, active_secret = $3
-              where project_id = $1 and id = $2
-             returning id
-           )`,
+    ctes: `rotated as (${ROTATE} returning id)`,
     check: 'exists (select from rotated)',
     values: [projectId, id, sealedSecret],
   }),
 
   /** The new secret becomes active; the active one becomes the previous one (an older previous is dropped). */
   async rotate(projectId: string, id: string, sealedSecret: Buffer) {
-    const { rows } = await db.query<EndpointRow>(
-      `update webhook_endpoints
-          set previous_secret = active_secret, active_secret = $3
-        where project_id = $1 and id = $2
-       returning ${RECORD}`,
-      [projectId, id, sealedSecret],
-    );
+    const { rows } = await db.query<EndpointRow>(`${ROTATE} returning ${RECORD}`, [
+      projectId,
+      id,
+      sealedSecret,
+    ]);
     return rows[0];
   },
 
