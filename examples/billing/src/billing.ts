@@ -41,8 +41,10 @@ function adjust(ledger: Ledger, prices: PriceList, invoice: Invoice) {
  */
 export async function publishOwed(platform: Capability, ledger: Ledger) {
   const { invoices, adjustments } = ledger.unpublished();
-  for (const invoice of invoices) {
-    await platform.publish({
+  const owed = [
+    ...invoices.map((invoice) => ({
+      kind: 'invoice' as const,
+      id: invoice.id,
       projectId: invoice.projectId,
       type: 'billing.invoice.created',
       data: {
@@ -53,12 +55,10 @@ export async function publishOwed(platform: Capability, ledger: Ledger) {
         totalMinor: invoice.totalMinor,
         lines: invoice.lines,
       },
-      idempotencyKey: `invoice-${invoice.id}`,
-    });
-    ledger.published('invoice', invoice.id);
-  }
-  for (const a of adjustments) {
-    await platform.publish({
+    })),
+    ...adjustments.map((a) => ({
+      kind: 'adjustment' as const,
+      id: a.id,
       projectId: a.projectId,
       type: 'billing.invoice.adjusted',
       data: {
@@ -69,9 +69,11 @@ export async function publishOwed(platform: Capability, ledger: Ledger) {
         deltaMinor: a.totalMinor - a.previousMinor,
         lines: a.lines,
       },
-      idempotencyKey: `adjustment-${a.id}`,
-    });
-    ledger.published('adjustment', a.id);
+    })),
+  ];
+  for (const { kind, id, projectId, type, data } of owed) {
+    await platform.publish({ projectId, type, data, idempotencyKey: `${kind}-${id}` });
+    ledger.published(kind, id);
   }
 }
 
