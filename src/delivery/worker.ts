@@ -50,8 +50,7 @@ export interface WorkerDeps {
   keyring: Keyring;
   resolve: Resolver;
   log: Logger;
-  /** counts core/webhook_deliveries (attempts) */
-  /** counts each attempt as the project's usage (usage/meter.ts) */
+  /** counts each attempt as the project's core/webhook_deliveries (usage/meter.ts) */
   meter?: { count(projectId: string, capability: string, metric: string): void };
   metrics?: Pick<Metrics, AttemptMetrics | 'throttled' | 'runLength' | 'recordRetries'>;
   /** in-process wake-ups when the API shares the process */

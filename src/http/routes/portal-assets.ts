@@ -21,7 +21,6 @@ export const portalAssetRoutes =
   (context: Pick<Context, 'config' | 'resolve'>): FastifyPluginAsync =>
   async (app) => {
     const options = { config: { access: 'public' as const }, schema: { hide: true } };
-    // 404 when the project has no logo or it cannot be had.
     const { config } = context;
     const timeoutMs = 5000;
     const agent = guardedAgent({
@@ -32,6 +31,7 @@ export const portalAssetRoutes =
     });
     app.addHook('onClose', () => agent.close());
     const logos = logoFetcher({ agent, timeoutMs, userAgent: `platform-core/${config.version}` });
+    // The project's logo: 404 when it has none or it cannot be had.
     app.get('/portal/logo', options, async (request, reply) => {
       const token = portalToken(request);
       const principal = token ? await request.services.portal.check(token) : undefined;

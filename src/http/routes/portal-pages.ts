@@ -1,4 +1,4 @@
-// The portal's pages and assets, as Vite built them into web/portal/dist (npm ci runs the build). Every
+// The portal's pages, as Vite built them into web/portal/dist (npm ci runs the build). Every
 // page is the same document under a strict Content-Security-Policy: nothing inline, nothing from another
 // host, and framed only by the origins the project lists (portalFrameAncestors), none by default. Its
 // assets and the project's logo: portal-assets.ts.
