@@ -8,7 +8,8 @@ let poolOffset = 0;
 /**
  * Random bytes taken from a pool of the system's generator, drawn 4 KiB at a time. A draw costs the same
  * whatever its size (OpenSSL's checks, a getpid among them), a slice of the pool a thirtieth of it
- * (docs/decisions/measured-choices.md), and a create draws three times (its secret, two IVs), a publish twice (its event's id, its answer's IV).
+ * (docs/decisions/measured-choices.md), and a create draws three times (its secret, two IVs), a publish
+ * twice (its event's id, its answer's IV).
  * As Node's randomUUID does: each byte goes out once, and is wiped from the pool as it goes.
  */
 export function randomPooled(size: number): Buffer {
