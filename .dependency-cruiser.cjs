@@ -21,21 +21,21 @@ module.exports = {
       to: { path: '^src/', circular: true },
     },
     {
-      name: 'shared-is-the-floor',
+      name: 'lib-is-the-floor',
       severity: 'error',
       comment:
-        'src/shared/ holds what several rooms use (the signature header, subscription patterns, ids, random ' +
+        'src/lib/ holds what several rooms use (the signature header, subscription patterns, ids, random ' +
         'bytes, defaults): it imports nothing of src/ above it, so a helper never drags its first user along.',
-      from: { path: '^src/shared/' },
-      to: { path: '^src/', pathNot: '^src/shared/' },
+      from: { path: '^src/lib/' },
+      to: { path: '^src/', pathNot: '^src/lib/' },
     },
     {
       name: 'domain-above-http',
       severity: 'error',
       comment:
         'Domain folders do not import http/: the API stands on the domain, never the other way round. ' +
-        'Only the composition root (process/service.ts) and the CLI wire http/ in.',
-      from: { path: '^src/', pathNot: '^src/(http/|process/service\\.ts$|main\\.ts$)' },
+        'Only the composition root (service.ts) and the CLI wire http/ in.',
+      from: { path: '^src/', pathNot: '^src/(http/|service\\.ts$|main\\.ts$)' },
       to: { path: '^src/http/' },
     },
     {

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { stateOf } from '../src/delivery-store/state.ts';
-import { parseKeyring, seal } from '../src/shared/crypto.ts';
+import { parseKeyring, seal } from '../src/lib/crypto.ts';
 import {
   alternate,
   type BenchResult,

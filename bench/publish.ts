@@ -12,7 +12,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { parseKeyring, seal } from '../src/shared/crypto.ts';
+import { parseKeyring, seal } from '../src/lib/crypto.ts';
 import {
   alternate,
   type BenchResult,

@@ -7,7 +7,7 @@
 // arrival) over the control's, target ≥ 0.9; beside it, CPU per event of `serve`, `worker` and PostgreSQL.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { parseKeyring, seal } from '../src/shared/crypto.ts';
+import { parseKeyring, seal } from '../src/lib/crypto.ts';
 import {
   alternate,
   type BenchResult,

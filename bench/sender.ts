@@ -9,7 +9,7 @@ import { createSecretKey, randomUUID } from 'node:crypto';
 import { Agent, request } from 'undici';
 import type { Outgoing, SendResult } from '../src/delivery/destination.ts';
 import { webhookDestination } from '../src/delivery/sender.ts';
-import { signatureHeader } from '../src/shared/signature.ts';
+import { signatureHeader } from '../src/lib/signature.ts';
 import { systemResolver } from '../src/webhooks/address-policy.ts';
 import { alternate, type BenchResult, type Figure, ROOT, spawnNode, spread } from './lib.ts';
 import { cpuPerOperation } from './load/summary.ts';

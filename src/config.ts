@@ -3,8 +3,8 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_POOL_SIZE } from './shared/defaults.ts';
-import { ConfigError } from './shared/errors.ts';
+import { DEFAULT_POOL_SIZE } from './lib/defaults.ts';
+import { ConfigError } from './lib/errors.ts';
 
 export const ENVIRONMENTS = ['local', 'dev', 'prod'] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { UsageError } from './cli/arguments.ts';
 import { loadConfig } from './config.ts';
-import { ConfigError } from './shared/errors.ts';
+import { ConfigError } from './lib/errors.ts';
 
 const USAGE = `usage: platform <command> [--json]
 

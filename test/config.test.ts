@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
-import { DEFAULT_POOL_SIZE } from '../src/shared/defaults.ts';
-import { ConfigError } from '../src/shared/errors.ts';
+import { DEFAULT_POOL_SIZE } from '../src/lib/defaults.ts';
+import { ConfigError } from '../src/lib/errors.ts';
 import { createDatabase } from './helpers/database.ts';
 
 describe('configuration', () => {

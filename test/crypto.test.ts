@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { loadConfig } from '../src/config.ts';
-import { loadKeyring, parseKeyring, seal, sealedKeyId, unseal } from '../src/shared/crypto.ts';
-import { ConfigError } from '../src/shared/errors.ts';
-import { randomPooled } from '../src/shared/random.ts';
+import { loadKeyring, parseKeyring, seal, sealedKeyId, unseal } from '../src/lib/crypto.ts';
+import { ConfigError } from '../src/lib/errors.ts';
+import { randomPooled } from '../src/lib/random.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'pck-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

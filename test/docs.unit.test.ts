@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { ERROR_CATALOGUE } from '../src/shared/errors.ts';
+import { ERROR_CATALOGUE } from '../src/lib/errors.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const markdown = (dir: string): string[] =>

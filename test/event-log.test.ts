@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { SCANNED_EVENTS } from '../src/delivery-store/log.ts';
-import { newId } from '../src/shared/ids.ts';
+import { newId } from '../src/lib/ids.ts';
 import { expectProblem, startService } from './helpers/app.ts';
 import { eventually, startReceiver } from './helpers/receiver.ts';
 

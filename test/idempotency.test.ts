@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { idempotencyStore } from '../src/idempotency/store.ts';
-import { manualClock } from '../src/shared/clock.ts';
+import { manualClock } from '../src/lib/clock.ts';
 import { EFFECTS_TABLE, effectsRoute, faults } from './fixtures/effects-route.ts';
 import { expectProblem, startService } from './helpers/app.ts';
 

@@ -2,7 +2,7 @@
 // taken out, a member name repeated in one object found with its pointer. No database.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { compact, memberText, nestsDeeperThan, repeatedName } from '../src/shared/json-text.ts';
+import { compact, memberText, nestsDeeperThan, repeatedName } from '../src/lib/json-text.ts';
 
 describe('json text', () => {
   test('memberText: the top-level member’s value as written, compact; nested and string lookalikes skipped', () => {

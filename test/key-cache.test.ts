@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { KEY_CACHE_TTL_MS, keyCache } from '../src/keys/cache.ts';
 import type { KeyCheck } from '../src/keys/service.ts';
-import { PlatformError } from '../src/shared/errors.ts';
+import { PlatformError } from '../src/lib/errors.ts';
 
 const valid: KeyCheck = {
   kind: 'valid',

@@ -3,7 +3,7 @@
 // scrape of the listener; promtool finds no problem in the exposition; and the API's port never serves it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DEFAULT_POOL_SIZE } from '../src/shared/defaults.ts';
+import { DEFAULT_POOL_SIZE } from '../src/lib/defaults.ts';
 import { client } from './helpers/api.ts';
 import { expectProblem, startService, TEST_ENCRYPTION_KEY } from './helpers/app.ts';
 import { promtool, sampleValue, scrape } from './helpers/metrics.ts';

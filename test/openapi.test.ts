@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { ERROR_CATALOGUE } from '../src/shared/errors.ts';
+import { ERROR_CATALOGUE } from '../src/lib/errors.ts';
 import { expectProblem, startService } from './helpers/app.ts';
 import { startReceiver } from './helpers/receiver.ts';
 import { kindOf, ROUTES } from './helpers/routes.ts';

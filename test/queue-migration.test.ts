@@ -10,7 +10,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { stateOf } from '../src/delivery-store/state.ts';
 import { SCOPES } from '../src/keys/scopes.ts';
 import { generateKey, hashKey } from '../src/keys/service.ts';
-import { parseKeyring } from '../src/shared/crypto.ts';
+import { parseKeyring } from '../src/lib/crypto.ts';
 import { newSecret } from '../src/webhooks/secrets.ts';
 import { startService, TEST_ENCRYPTION_KEY } from './helpers/app.ts';
 import { freshDatabase } from './helpers/database.ts';

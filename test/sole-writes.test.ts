@@ -4,7 +4,7 @@
 // write that is not what was foreseen changes nothing and goes the ordinary way, once.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { manualClock } from '../src/shared/clock.ts';
+import { manualClock } from '../src/lib/clock.ts';
 import { EFFECTS_TABLE, effectsRoute } from './fixtures/effects-route.ts';
 import { expectProblem, startService } from './helpers/app.ts';
 import { plainAndOrdered } from './helpers/endpoints.ts';

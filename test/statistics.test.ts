@@ -21,7 +21,7 @@ import {
   RUNS_CHANGING,
 } from '../src/delivery-store/record.ts';
 import { analyzeGrown } from '../src/delivery-store/statistics.ts';
-import { subscribed } from '../src/shared/patterns.ts';
+import { subscribed } from '../src/lib/patterns.ts';
 import { freshDatabase } from './helpers/database.ts';
 import { eventually } from './helpers/receiver.ts';
 

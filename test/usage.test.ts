@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { manualClock } from '../src/lib/clock.ts';
 import { runMaintenance } from '../src/process/maintenance.ts';
-import { manualClock } from '../src/shared/clock.ts';
 import { usageStore } from '../src/usage/store.ts';
 import { expectProblem, startService } from './helpers/app.ts';
 

@@ -4,7 +4,7 @@
 // (baselines/publish-bare.ts).
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { newId } from '../../src/shared/ids.ts';
+import { newId } from '../../src/lib/ids.ts';
 
 // As long as a publish's sealed answer: {"eventId":…,"deliveries":1} (65 bytes) and 33 of seal (crypto.ts).
 export const SEALED_BODY = 98;

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { eventStore } from '../../src/events/store.ts';
 import { soleStatement } from '../../src/idempotency/sole.ts';
-import { newId } from '../../src/shared/ids.ts';
+import { newId } from '../../src/lib/ids.ts';
 import { rowsStatement, SEALED_BODY } from './publish-rows.ts';
 import { cpuPerOperation, summary } from './summary.ts';
 

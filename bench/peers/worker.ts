@@ -6,7 +6,7 @@
 import { createSecretKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { webhookDestination } from '../../src/delivery/sender.ts';
-import { signatureHeader } from '../../src/shared/signature.ts';
+import { signatureHeader } from '../../src/lib/signature.ts';
 import { systemResolver } from '../../src/webhooks/address-policy.ts';
 import type { Job } from './peer.ts';
 import { type PeerName, peer } from './select.ts';

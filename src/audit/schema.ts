@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { pageFields } from '../shared/pagination.ts';
+import { pageFields } from '../lib/pagination.ts';
 import { AUDIT_ACTIONS } from './store.ts';
 
 export const AuditEntrySchema = Type.Object(

@@ -1,7 +1,7 @@
 // The audit log (migration 0010): who changed what, written in the transaction of the change, so that an
 // entry exists exactly when its effect does. It names the fields that changed, never their values.
 import type { Db, TransactionHooks } from '../db/database.ts';
-import { keyset, type Page, pageFrom } from '../shared/pagination.ts';
+import { keyset, type Page, pageFrom } from '../lib/pagination.ts';
 
 export const AUDIT_ACTIONS = [
   'project.created',

@@ -3,7 +3,7 @@
 // objects it holds (each one a subschema, or a value an `enum` or `const` compares). Compiling costs about
 // 3 ms a KiB on the validation thread, so 64 KiB stays well under its 1-second budget; the reasons are in
 // docs/decisions/untrusted-schemas.md.
-import { PlatformError } from '../shared/errors.ts';
+import { PlatformError } from '../lib/errors.ts';
 
 export const SCHEMA_MAX_BYTES = 64 * 1024;
 export const SCHEMA_MAX_DEPTH = 32;

@@ -6,7 +6,7 @@
 // budget (validation-thread.ts).
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { RE2JS } from 're2js';
-import type { FieldError } from '../shared/errors.ts';
+import type { FieldError } from '../lib/errors.ts';
 import { LINEAR_FORMATS } from './formats.ts';
 
 /** At most this many problems are reported for one document. */

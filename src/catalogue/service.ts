@@ -4,8 +4,8 @@
 // capabilities are theirs: a project cannot declare them.
 
 import type { Db } from '../db/database.ts';
+import { notFound, PlatformError } from '../lib/errors.ts';
 import type { CapabilityRegistry } from '../registry.ts';
-import { notFound, PlatformError } from '../shared/errors.ts';
 import { SCHEMA_MAX_BYTES } from './bounds.ts';
 import type { DeclaredTypes } from './declared.ts';
 import { EVENT_TYPE } from './schema.ts';

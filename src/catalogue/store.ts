@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.ts';
-import { patternsOf } from '../shared/patterns.ts';
+import { patternsOf } from '../lib/patterns.ts';
 
 export interface EventTypeRow {
   name: string;

@@ -1,5 +1,5 @@
 // What the event loop and the validation thread say to each other (validation-thread.ts, -worker.ts).
-import type { FieldError } from '../shared/errors.ts';
+import type { FieldError } from '../lib/errors.ts';
 
 export type Task =
   | { kind: 'compile'; id: number; key: number; schema: string }

@@ -7,7 +7,7 @@
 // their text, at most 8 MiB of it, and forgotten on both sides together.
 import { Worker } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
-import type { FieldError } from '../shared/errors.ts';
+import type { FieldError } from '../lib/errors.ts';
 import { type Answer, RUNNING, SINCE, type Task } from './validation-protocol.ts';
 
 export const COMPILE_BUDGET_MS = 1000;

@@ -4,7 +4,7 @@
 // does every check of a schema that proved costly (slow to compile, or a check over its budget), so that
 // one tenant's costly schema delays its own events, not every project's.
 import { LRUCache } from 'lru-cache';
-import { type FieldError, PlatformError } from '../shared/errors.ts';
+import { type FieldError, PlatformError } from '../lib/errors.ts';
 import { checkSchemaBounds } from './bounds.ts';
 import {
   COMPILE_BUDGET_MS,

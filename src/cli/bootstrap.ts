@@ -4,9 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { auditInto } from '../audit/store.ts';
 import type { Database } from '../db/database.ts';
 import { type CreatedKey, keyService } from '../keys/service.ts';
+import { PlatformError } from '../lib/errors.ts';
 import { projectService } from '../projects/service.ts';
 import { projectStore } from '../projects/store.ts';
-import { PlatformError } from '../shared/errors.ts';
 
 /** On an empty database, creates project `dev` and a key with every scope, and returns the key. */
 export async function bootstrap(db: Database): Promise<CreatedKey | undefined> {

@@ -7,9 +7,9 @@ import type { Work } from '../audit/work.ts';
 import { TenantSchemas } from '../catalogue/validation.ts';
 import type { Config } from '../config.ts';
 import { erasureTasks } from '../erasure/tasks.ts';
+import { loadKeyring } from '../lib/crypto.ts';
 import { capabilityService, GRANTS, type Grant, toCapability } from '../plane/capabilities/service.ts';
 import { capabilityStore } from '../plane/capabilities/store.ts';
-import { loadKeyring } from '../shared/crypto.ts';
 import { flags, print, UsageError } from './arguments.ts';
 import { change, withDatabase } from './common.ts';
 

@@ -7,9 +7,9 @@ import { readOnly, type Work } from '../audit/work.ts';
 import type { Config } from '../config.ts';
 import type { Database, Db } from '../db/database.ts';
 import { migrate } from '../db/migrate.ts';
+import { PlatformError } from '../lib/errors.ts';
+import { type Page, pageOf } from '../lib/pagination.ts';
 import { projectService } from '../projects/service.ts';
-import { PlatformError } from '../shared/errors.ts';
-import { type Page, pageOf } from '../shared/pagination.ts';
 import { connect, createLogger } from './runtime.ts';
 
 /** Runs fn on the database (the embedded one attached or started for the command), migrated first. */

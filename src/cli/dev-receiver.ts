@@ -5,7 +5,7 @@
 import { createSecretKey, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { signatureHeader } from '../shared/signature.ts';
+import { signatureHeader } from '../lib/signature.ts';
 
 const MAX_BODY = 1024 * 1024;
 const TOLERANCE_SECONDS = 300;

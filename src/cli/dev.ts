@@ -9,7 +9,7 @@ import path from 'node:path';
 import pretty from 'pino-pretty';
 import type { Config } from '../config.ts';
 import { keyService } from '../keys/service.ts';
-import { ConfigError } from '../shared/errors.ts';
+import { ConfigError } from '../lib/errors.ts';
 import { change, projectBySlug } from './common.ts';
 import { startDevReceiver } from './dev-receiver.ts';
 import { createLogger } from './runtime.ts';

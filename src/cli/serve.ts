@@ -4,8 +4,8 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { appliedMigrations, migrate } from '../db/migrate.ts';
-import { createService, type Service } from '../process/service.ts';
-import { loadKeyring, parseKeyring } from '../shared/crypto.ts';
+import { loadKeyring, parseKeyring } from '../lib/crypto.ts';
+import { createService, type Service } from '../service.ts';
 import { bootstrap } from './bootstrap.ts';
 import { connect, createLogger, onShutdownSignal } from './runtime.ts';
 

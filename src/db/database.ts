@@ -1,7 +1,7 @@
 // The one stateful part. A Database wraps a pg pool; services take a `Db` (anything with `query`),
 // so the same service function runs on the pool or inside a transaction's client.
 import pg from 'pg';
-import { DEFAULT_POOL_SIZE } from '../shared/defaults.ts';
+import { DEFAULT_POOL_SIZE } from '../lib/defaults.ts';
 import { groupCommit } from './group-commit.ts';
 
 export interface Db {

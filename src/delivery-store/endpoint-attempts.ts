@@ -3,7 +3,7 @@
 // of the window only.
 
 import type { Db } from '../db/database.ts';
-import { DAY_MS } from '../shared/clock.ts';
+import { DAY_MS } from '../lib/clock.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
 

@@ -1,8 +1,8 @@
 // Reading what happened to deliveries: an event's deliveries, and an endpoint's deliveries with their
 // attempts, newest first, a page at a time.
 import type { Db } from '../db/database.ts';
-import { notFound } from '../shared/errors.ts';
-import { type Cursor, encode, type Page, pageFrom } from '../shared/pagination.ts';
+import { notFound } from '../lib/errors.ts';
+import { type Cursor, encode, type Page, pageFrom } from '../lib/pagination.ts';
 import { projectHorizon } from './retention.ts';
 import { deliveredAt, deliveredBy, delivering, stateOf } from './state.ts';
 

@@ -4,9 +4,9 @@
 // reports: the outbox is their sink, so that endpoints and the worker can report without knowing events.
 
 import type { Db } from '../db/database.ts';
+import { newId } from '../lib/ids.ts';
+import { patternsOf } from '../lib/patterns.ts';
 import type { EventTypeDeclaration } from '../registry.ts';
-import { newId } from '../shared/ids.ts';
-import { patternsOf } from '../shared/patterns.ts';
 import { DELIVERIES_CHANNEL } from './channel.ts';
 import { enqueue } from './enqueue.ts';
 import { type Lane, settle } from './lanes.ts';

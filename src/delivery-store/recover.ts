@@ -2,8 +2,8 @@
 // by a background job (jobs.ts), with a dry run that only counts.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.ts';
-import { notFound, PlatformError } from '../shared/errors.ts';
-import { timeOf } from '../shared/ids.ts';
+import { notFound, PlatformError } from '../lib/errors.ts';
+import { timeOf } from '../lib/ids.ts';
 import { DELIVERIES_CHANNEL } from './channel.ts';
 import { laneOf, lockLanes, settleLanes } from './lanes.ts';
 import { projectHorizon } from './retention.ts';

@@ -9,7 +9,7 @@
 // Every step is idempotent and safe with several workers at once (the partition function takes a lock).
 
 import { type Database, type Db, pgCode } from '../db/database.ts';
-import { DAY_MS, utcDay } from '../shared/clock.ts';
+import { DAY_MS, utcDay } from '../lib/clock.ts';
 import { redactResponses } from './state.ts';
 
 /**

@@ -1,7 +1,7 @@
-// The endpoints' signing keys, unsealed once and kept (the signature itself: shared/signature.ts).
+// The endpoints' signing keys, unsealed once and kept (the signature itself: lib/signature.ts).
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { Keyring } from '../shared/crypto.ts';
+import type { Keyring } from '../lib/crypto.ts';
 import { signingKeys } from '../webhooks/secrets.ts';
 
 const CACHED_ENDPOINTS = 10_000;

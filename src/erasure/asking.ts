@@ -8,10 +8,10 @@ import type { Logger } from 'pino';
 import { request } from 'undici';
 import type { Database } from '../db/database.ts';
 import { emitOperational } from '../delivery-store/operational.ts';
+import { type Keyring, unseal } from '../lib/crypto.ts';
+import { signatureHeader } from '../lib/signature.ts';
 import type { CapabilitySigning } from '../plane/capabilities/signing.ts';
 import type { CapabilityRegistry, Subject } from '../registry.ts';
-import { type Keyring, unseal } from '../shared/crypto.ts';
-import { signatureHeader } from '../shared/signature.ts';
 import { erasureTasks, type TaskRow } from './tasks.ts';
 
 /** Pushed tasks taken at a time, and how long one is held by the worker that took it. */

@@ -8,10 +8,10 @@
 import type { Work } from '../audit/work.ts';
 import type { Database } from '../db/database.ts';
 import { claimFirst } from '../idempotency/write.ts';
+import type { Clock } from '../lib/clock.ts';
+import { type Keyring, seal } from '../lib/crypto.ts';
+import { notFound } from '../lib/errors.ts';
 import type { Capability, CapabilityRegistry } from '../registry.ts';
-import type { Clock } from '../shared/clock.ts';
-import { type Keyring, seal } from '../shared/crypto.ts';
-import { notFound } from '../shared/errors.ts';
 import type { Meter } from '../usage/meter.ts';
 import { type ErasureAsking, openSubject, subjectContext } from './asking.ts';
 import { erasureStore } from './store.ts';

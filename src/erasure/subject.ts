@@ -4,9 +4,9 @@
 // e-mail addresses without the master key.
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Db } from '../db/database.ts';
+import { type Keyring, seal, unseal } from '../lib/crypto.ts';
+import { PlatformError } from '../lib/errors.ts';
 import { SUBJECT_TYPES, type Subject } from '../registry.ts';
-import { type Keyring, seal, unseal } from '../shared/crypto.ts';
-import { PlatformError } from '../shared/errors.ts';
 
 const EMAIL = /^[^\s@"<>()[\]\\,;:]+@[^\s@"<>()[\]\\,;:]+\.[^\s@"<>()[\]\\,;:]+$/u;
 const E164 = /^\+[1-9][0-9]{1,14}$/;

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { EventTypeSchema } from '../catalogue/schema.ts';
+import { pageFields } from '../lib/pagination.ts';
 import { SUBJECT_TYPES } from '../registry.ts';
-import { pageFields } from '../shared/pagination.ts';
 
 /** An endpoint's test: core.webhook.test without a body, an example of a type of the catalogue with one. */
 export const TestEventBodySchema = Type.Object(

@@ -3,8 +3,8 @@ import type { Db, SoleWrite } from '../db/database.ts';
 import { enqueue, QUEUED_RESULT, type Queued } from '../delivery-store/enqueue.ts';
 import { projectHorizon } from '../delivery-store/retention.ts';
 import { dispatchInProgress } from '../delivery-store/state.ts';
-import { timeOf } from '../shared/ids.ts';
-import { subscribed } from '../shared/patterns.ts';
+import { timeOf } from '../lib/ids.ts';
+import { subscribed } from '../lib/patterns.ts';
 
 /**
  * The condition that finds an event by id in its day's partition only (an id of version 7 carries its

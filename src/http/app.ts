@@ -17,8 +17,8 @@ import Fastify, {
 } from 'fastify';
 import { readOnly, type Work } from '../audit/work.ts';
 import type { Context } from '../context.ts';
+import { PlatformError, problemBody } from '../lib/errors.ts';
 import type { Services } from '../services.ts';
-import { PlatformError, problemBody } from '../shared/errors.ts';
 import { registerAuth } from './auth.ts';
 import { registerBodyParsers } from './body.ts';
 import { clientErrorHandler } from './client-errors.ts';

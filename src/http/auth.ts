@@ -14,9 +14,9 @@ import {
   type Scope,
 } from '../keys/scopes.ts';
 import type { KeyCheck, Principal } from '../keys/service.ts';
+import { PlatformError } from '../lib/errors.ts';
 import { csrfMatches, type SessionPrincipal } from '../portal/service.ts';
 import type { ProjectMe } from '../projects/store.ts';
-import { PlatformError } from '../shared/errors.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

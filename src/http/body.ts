@@ -4,8 +4,8 @@
 // text is kept on the request: a publish delivers its data as written (json-text.ts).
 // Any other content type on a route with a body is 415 (Fastify's text/plain parser is removed).
 import type { FastifyInstance } from 'fastify';
-import { PlatformError } from '../shared/errors.ts';
-import { nestsDeeperThan } from '../shared/json-text.ts';
+import { PlatformError } from '../lib/errors.ts';
+import { nestsDeeperThan } from '../lib/json-text.ts';
 
 /** How deep objects and arrays may nest in a request body; documented in docs/api.md. */
 export const MAX_BODY_DEPTH = 64;

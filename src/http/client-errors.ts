@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { PlatformError, problemBody } from '../shared/errors.ts';
+import { PlatformError, problemBody } from '../lib/errors.ts';
 
 /** The PlatformError for a parser error code (llhttp's HPE_*, or Node's request time-outs). */
 export function clientFailure(code: string | undefined): PlatformError {

@@ -1,6 +1,6 @@
 // What each error code means for the caller who got it: its usual cause and what to do, for the page each
 // problem's `type` links to (/docs/errors). Typed by the catalogue, so a new code cannot go unexplained.
-import type { ErrorCode } from '../shared/errors.ts';
+import type { ErrorCode } from '../lib/errors.ts';
 
 export const ERROR_GUIDE: Record<ErrorCode, { cause: string; fix: string }> = {
   VALIDATION_FAILED: {

@@ -2,7 +2,7 @@
 // to one. Expected failures get their 4xx; the database being unreachable is 503; the rest is INTERNAL.
 import type { FastifyError } from 'fastify';
 import { isUnavailable, pgCode } from '../db/database.ts';
-import { type FieldError, PlatformError } from '../shared/errors.ts';
+import { type FieldError, PlatformError } from '../lib/errors.ts';
 
 interface AjvError {
   instancePath: string;

@@ -1,7 +1,7 @@
 // Bodies the gateway forwards, bounded: a stream that fails once more than `max` bytes went through (a
 // chunked body has no length to check beforehand), and a whole body read up to `max`.
 import { Transform, type TransformCallback } from 'node:stream';
-import { PlatformError } from '../shared/errors.ts';
+import { PlatformError } from '../lib/errors.ts';
 
 export class BoundedBody extends Transform {
   static TooLarge = class extends Error {};

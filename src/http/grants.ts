@@ -2,9 +2,9 @@
 // projects checks the grant after the key, from the registry (which every process reads again before an
 // operator's change is answered: settings/lease.ts). Without it, 403 naming the grant and who gives it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PlatformError } from '../lib/errors.ts';
 import type { Grant } from '../plane/capabilities/service.ts';
 import type { CapabilityRegistry } from '../registry.ts';
-import { PlatformError } from '../shared/errors.ts';
 import { principalOf } from './auth.ts';
 
 export function requireGrant(registry: CapabilityRegistry, grant: Grant) {

@@ -8,10 +8,10 @@ import type { Database, Db, SoleWrite, TransactionHooks } from '../db/database.t
 import { type Outcome, runIdempotent } from '../idempotency/pipeline.ts';
 import { fingerprint, parseIdempotencyKey } from '../idempotency/protocol.ts';
 import type { Principal } from '../keys/service.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { Keyring } from '../lib/crypto.ts';
+import { PlatformError, problemBody } from '../lib/errors.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { Keyring } from '../shared/crypto.ts';
-import { PlatformError, problemBody } from '../shared/errors.ts';
 import { principalOf } from './auth.ts';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

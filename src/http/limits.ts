@@ -12,7 +12,7 @@ declare module 'fastify' {
   }
 }
 
-import { PlatformError } from '../shared/errors.ts';
+import { PlatformError } from '../lib/errors.ts';
 import type { RequestLimits } from '../usage/request-limits.ts';
 
 export function registerRequestLimits(app: FastifyInstance, limits: RequestLimits) {

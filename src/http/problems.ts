@@ -1,7 +1,7 @@
 // The error model as the HTTP API documents it: the PlatformError schema of the OpenAPI document, the
 // error responses of each route, and the page every problem's `type` points to.
 import { Type } from 'typebox';
-import { ERROR_CATALOGUE, type ErrorCode } from '../shared/errors.ts';
+import { ERROR_CATALOGUE, type ErrorCode } from '../lib/errors.ts';
 import { ERROR_GUIDE } from './error-guide.ts';
 
 export const ProblemSchema = Type.Object(

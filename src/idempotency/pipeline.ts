@@ -26,7 +26,7 @@ import {
   type TransactionHooks,
 } from '../db/database.ts';
 import { executable } from '../db/inline.ts';
-import type { Keyring } from '../shared/crypto.ts';
+import type { Keyring } from '../lib/crypto.ts';
 import { type Answer, type RecordCodec, recordCodec } from './records.ts';
 import { missed, soleStatement } from './sole.ts';
 import {

@@ -1,7 +1,7 @@
 // The idempotency protocol (docs/api.md, Idempotent writes): the key a header carries, and the fingerprint of a request
 // (method, route template, path parameters and body), so that a replay can be told from a reuse.
 import { createHash } from 'node:crypto';
-import { PlatformError } from '../shared/errors.ts';
+import { PlatformError } from '../lib/errors.ts';
 
 const TOKEN = /^[\x21-\x7e]{1,255}$/;
 const QUOTED = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/; // an RFC 8941 sf-string

@@ -1,7 +1,7 @@
 // One key's record: the final status and body of the request that used it, with its fingerprint. Bodies
 // are sealed: a response may carry a secret shown once (a new webhook signing secret), and the database
 // holds no secret in clear. The sealing context binds a record to its project and key.
-import { type Keyring, seal, unseal } from '../shared/crypto.ts';
+import { type Keyring, seal, unseal } from '../lib/crypto.ts';
 import type { Recorded } from './store.ts';
 
 export interface Answer {

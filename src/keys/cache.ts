@@ -3,8 +3,8 @@
 // key share one lookup. During a database outage a key verified in the last 10 minutes still passes, and
 // a key that cannot be checked is SERVICE_UNAVAILABLE, never invalid: an outage must not look like a bad key.
 import { isUnavailable } from '../db/database.ts';
-import { PlatformError } from '../shared/errors.ts';
-import { RefreshAhead } from '../shared/refresh-ahead.ts';
+import { PlatformError } from '../lib/errors.ts';
+import { RefreshAhead } from '../lib/refresh-ahead.ts';
 import type { KeyCheck } from './service.ts';
 
 export const KEY_CACHE_TTL_MS = 5000;

@@ -3,9 +3,9 @@
 // display prefix; the key itself is shown once, at creation. Creating and revoking a key is audited.
 import { createHash, randomInt } from 'node:crypto';
 import type { Work } from '../audit/work.ts';
+import { notFound, PlatformError } from '../lib/errors.ts';
+import { type Page, pageFrom } from '../lib/pagination.ts';
 import { type ProjectMe, toProjectMe } from '../projects/store.ts';
-import { notFound, PlatformError } from '../shared/errors.ts';
-import { type Page, pageFrom } from '../shared/pagination.ts';
 import { isOperatorScope, isScope, type KeyKind, OPERATOR_SCOPES, SCOPES } from './scopes.ts';
 import { type KeyRow, keyStore } from './store.ts';
 

@@ -1,6 +1,6 @@
 import { type Db, isoColumn, onlyRow } from '../db/database.ts';
+import { keyset, type Page } from '../lib/pagination.ts';
 import type { ProjectRow } from '../projects/store.ts';
-import { keyset, type Page } from '../shared/pagination.ts';
 
 /** A key as the management API shows it: never the key nor its hash. */
 export interface KeyRow {

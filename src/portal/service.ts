@@ -6,9 +6,9 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import type { Work } from '../audit/work.ts';
 import type { Scope } from '../keys/scopes.ts';
 import type { Principal } from '../keys/service.ts';
+import { notFound, PlatformError } from '../lib/errors.ts';
+import { type Page, pageFrom } from '../lib/pagination.ts';
 import { type ProjectMe, toProjectMe } from '../projects/store.ts';
-import { notFound, PlatformError } from '../shared/errors.ts';
-import { type Page, pageFrom } from '../shared/pagination.ts';
 import { type ActiveSession, portalStore, type SessionRow } from './store.ts';
 
 /** The most a session may do: never publish events or erase people, whatever its key may. */

@@ -1,8 +1,8 @@
 // The SQL of portal sessions: made with their code, exchanged (the code for the token) in one statement,
 // found by their token with their project, listed and revoked.
 import { type Db, isoColumn } from '../db/database.ts';
+import { keyset, type Page } from '../lib/pagination.ts';
 import type { ProjectRow } from '../projects/store.ts';
-import { keyset, type Page } from '../shared/pagination.ts';
 
 export interface SessionRow {
   id: string;

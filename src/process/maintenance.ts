@@ -20,11 +20,11 @@ import { historyRetention } from '../delivery-store/retention.ts';
 import { analyzeGrown } from '../delivery-store/statistics.ts';
 import type { ErasureAsking } from '../erasure/asking.ts';
 import { idempotencyStore } from '../idempotency/store.ts';
+import { type Clock, DAY_MS, utcDay } from '../lib/clock.ts';
 import { breakerStore } from '../plane/capabilities/breakers.ts';
 import { dropOldPartitions, ensurePartitions } from '../plane/metering/partitions.ts';
 import { meteringStore } from '../plane/metering/store.ts';
 import { forgetJobs } from '../recovery/jobs.ts';
-import { type Clock, DAY_MS, utcDay } from '../shared/clock.ts';
 import { usageStore } from '../usage/store.ts';
 
 const EVERY_MS = 10 * 60_000;

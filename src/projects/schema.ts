@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { pageFields } from '../shared/pagination.ts';
+import { pageFields } from '../lib/pagination.ts';
 
 const Colour = Type.String({ pattern: '^#[0-9A-Fa-f]{6}$', description: '#RRGGBB' });
 const LogoUrl = Type.Union([Type.String({ maxLength: 2048, description: 'an https URL' }), Type.Null()]);

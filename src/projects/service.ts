@@ -2,8 +2,8 @@
 // change is audited in its own transaction, naming the fields that changed.
 
 import type { Work } from '../audit/work.ts';
-import { notFound, PlatformError } from '../shared/errors.ts';
-import { type Page, pageFrom } from '../shared/pagination.ts';
+import { notFound, PlatformError } from '../lib/errors.ts';
+import { type Page, pageFrom } from '../lib/pagination.ts';
 import {
   DEFAULT_THEME,
   type Project,

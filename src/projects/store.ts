@@ -1,5 +1,5 @@
 import { type Db, isoColumn, onlyRow } from '../db/database.ts';
-import { keyset, type Page } from '../shared/pagination.ts';
+import { keyset, type Page } from '../lib/pagination.ts';
 
 export interface Theme {
   logoUrl: string | null;

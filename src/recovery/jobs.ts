@@ -7,8 +7,8 @@ import type { Database, Db } from '../db/database.ts';
 import { DELIVERIES_CHANNEL } from '../delivery-store/channel.ts';
 import { enqueue } from '../delivery-store/enqueue.ts';
 import { settleLanes } from '../delivery-store/lanes.ts';
+import { notFound } from '../lib/errors.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import { notFound } from '../shared/errors.ts';
 
 const BATCH = 1000;
 const LEASE_SECONDS = 60;

@@ -3,7 +3,7 @@
 // cursor is opaque to readers: the position of the last total given. An empty page answers the cursor it
 // was asked with, to poll with again.
 import type { Db } from '../db/database.ts';
-import { PlatformError } from '../shared/errors.ts';
+import { PlatformError } from '../lib/errors.ts';
 import { type UsagePosition, usageStore } from './store.ts';
 
 const encode = (p: UsagePosition) =>

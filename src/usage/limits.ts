@@ -15,9 +15,9 @@
 //   remained then, so an outage can let each process admit up to that remainder unreserved.
 
 import { type Db, isUnavailable } from '../db/database.ts';
-import type { Clock } from '../shared/clock.ts';
-import { PlatformError } from '../shared/errors.ts';
-import { RefreshAhead } from '../shared/refresh-ahead.ts';
+import type { Clock } from '../lib/clock.ts';
+import { PlatformError } from '../lib/errors.ts';
+import { RefreshAhead } from '../lib/refresh-ahead.ts';
 import type { Meter } from './meter.ts';
 import { type QuotaKey, usageStore } from './store.ts';
 

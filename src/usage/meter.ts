@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
+import { type Clock, DAY_MS, utcDay } from '../lib/clock.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import { type Clock, DAY_MS, utcDay } from '../shared/clock.ts';
 import { type Increment, usageStore } from './store.ts';
 
 const FLUSH_MS = 1000;

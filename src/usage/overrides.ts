@@ -4,9 +4,9 @@
 // (settings/lease.ts).
 
 import type { Work } from '../audit/work.ts';
+import { PlatformError } from '../lib/errors.ts';
 import type { CapabilityRegistry } from '../registry.ts';
 import { bindAtAnswer } from '../settings/lease.ts';
-import { PlatformError } from '../shared/errors.ts';
 import type { DailyLimit } from './limits.ts';
 import { usageStore } from './store.ts';
 

@@ -1,7 +1,7 @@
 // The date range of a usage report: UTC days, both ends inclusive, at most 92 days. Without dates, the
 // last 30 days, today included; `to` alone → the 30 days ending at `to`; `from` alone → from `from` to today.
-import { DAY_MS, utcDay } from '../shared/clock.ts';
-import { PlatformError } from '../shared/errors.ts';
+import { DAY_MS, utcDay } from '../lib/clock.ts';
+import { PlatformError } from '../lib/errors.ts';
 
 export const MAX_RANGE_DAYS = 92;
 export const DEFAULT_RANGE_DAYS = 30;

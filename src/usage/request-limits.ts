@@ -2,7 +2,7 @@
 // RATE_LIMITED), then the project's daily request allowance (429 USAGE_LIMIT_EXCEEDED); an admitted
 // request is counted, a refused one is not.
 import type { Config } from '../config.ts';
-import { PlatformError } from '../shared/errors.ts';
+import { PlatformError } from '../lib/errors.ts';
 import type { UsageLimits } from './limits.ts';
 import type { Meter } from './meter.ts';
 import type { Take } from './rate-limits.ts';

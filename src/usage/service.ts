@@ -2,7 +2,7 @@
 // this process counted but has not flushed yet is part of today's figures too.
 
 import type { Db } from '../db/database.ts';
-import type { Clock } from '../shared/clock.ts';
+import type { Clock } from '../lib/clock.ts';
 import type { UsageLimits } from './limits.ts';
 import type { Meter } from './meter.ts';
 import { usageRange } from './range.ts';

@@ -2,8 +2,8 @@
 // and kept only sealed, bound to their owner (an endpoint, or a capability: sealed for one, a secret
 // cannot be opened as another's). Deliveries to endpoints and Core's calls to capabilities are signed
 // with them, as Standard Webhooks sign.
-import { type Keyring, seal, unseal } from '../shared/crypto.ts';
-import { randomPooled } from '../shared/random.ts';
+import { type Keyring, seal, unseal } from '../lib/crypto.ts';
+import { randomPooled } from '../lib/random.ts';
 
 const SECRET_PREFIX = 'whsec_';
 

@@ -9,9 +9,9 @@ import { cancelPending, forgetSlots } from '../delivery-store/enqueue.ts';
 import { holdForPause, lockLanes, relane } from '../delivery-store/lanes.ts';
 import { emitOperational } from '../delivery-store/operational.ts';
 import { write } from '../idempotency/write.ts';
+import type { Keyring } from '../lib/crypto.ts';
+import { notFound, PlatformError } from '../lib/errors.ts';
 import type { CapabilityRegistry } from '../registry.ts';
-import type { Keyring } from '../shared/crypto.ts';
-import { notFound, PlatformError } from '../shared/errors.ts';
 import { checkWebhookUrl, type UrlCheckOptions } from './address-policy.ts';
 import { newSecret } from './secrets.ts';
 import {

@@ -12,12 +12,12 @@ import { subjectContext } from '../../src/erasure/asking.ts';
 import type { App } from '../../src/http/app.ts';
 import { OPERATOR_SCOPES, type OperatorScope, SCOPES } from '../../src/keys/scopes.ts';
 import { keyService } from '../../src/keys/service.ts';
-import { createService } from '../../src/process/service.ts';
+import type { Clock } from '../../src/lib/clock.ts';
+import { parseKeyring, seal } from '../../src/lib/crypto.ts';
 import { projectService } from '../../src/projects/service.ts';
 import type { CapabilityRegistry } from '../../src/registry.ts';
+import { createService } from '../../src/service.ts';
 import { servicesOf } from '../../src/services.ts';
-import type { Clock } from '../../src/shared/clock.ts';
-import { parseKeyring, seal } from '../../src/shared/crypto.ts';
 import type { Resolver } from '../../src/webhooks/address-policy.ts';
 import { createMigratedDatabase } from './database.ts';
 

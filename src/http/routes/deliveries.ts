@@ -1,8 +1,8 @@
 // Deliveries: an endpoint's, newest first with their attempts; one retried now; an endpoint's history
 // re-sent in bulk by a background job (with a dry run), and the job's progress.
 import { EndpointDeliveriesQuerySchema, EndpointDeliveriesSchema } from '../../events/schema.ts';
+import { pageOf } from '../../lib/pagination.ts';
 import { JobSchema, RecoverBodySchema, RecoverySchema, RetriedSchema } from '../../recovery/schema.ts';
-import { pageOf } from '../../shared/pagination.ts';
 import { errorResponses } from '../problems.ts';
 import { IdempotencyHeaders, IdParamsSchema, projectIdOf, ref, routes } from './common.ts';
 

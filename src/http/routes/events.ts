@@ -8,8 +8,8 @@ import {
   PublishEventBodySchema,
 } from '../../events/schema.ts';
 import { MAX_EVENT_DATA_BYTES } from '../../events/service.ts';
-import { memberText } from '../../shared/json-text.ts';
-import { pageOf } from '../../shared/pagination.ts';
+import { memberText } from '../../lib/json-text.ts';
+import { pageOf } from '../../lib/pagination.ts';
 import { errorResponses } from '../problems.ts';
 import { IdempotencyHeaders, IdParamsSchema, projectIdOf, ref, routes } from './common.ts';
 

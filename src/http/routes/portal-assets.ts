@@ -5,8 +5,8 @@ import path from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Context } from '../../context.ts';
 import { guardedAgent } from '../../delivery/sender.ts';
+import { PlatformError } from '../../lib/errors.ts';
 import { logoFetcher } from '../../portal/logo.ts';
-import { PlatformError } from '../../shared/errors.ts';
 import { portalToken } from '../auth.ts';
 import { DIST } from './portal-pages.ts';
 

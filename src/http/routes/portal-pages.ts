@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { PlatformError } from '../../shared/errors.ts';
+import { PlatformError } from '../../lib/errors.ts';
 import { portalToken } from '../auth.ts';
 
 export const DIST = new URL('../../../web/portal/dist/', import.meta.url).pathname;

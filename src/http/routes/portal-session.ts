@@ -1,9 +1,9 @@
 // /portal/session: where the portal's page trades a link's code for the session cookie, reads its
 // session, and signs out (hidden from the API's document: only the portal calls it).
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PlatformError } from '../../lib/errors.ts';
 import { ExchangeBodySchema } from '../../portal/schema.ts';
 import { csrfMatches, type SessionPrincipal } from '../../portal/service.ts';
-import { PlatformError } from '../../shared/errors.ts';
 import { portalToken } from '../auth.ts';
 import { routes } from './common.ts';
 

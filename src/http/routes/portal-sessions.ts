@@ -1,12 +1,12 @@
 // /core/v1/portal-sessions: a project's key mints, lists and revokes the sessions of its developers'
 // portal (never a session itself: a session cannot extend itself). The cookie's side is portal-session.ts.
 
+import { PageQuerySchema, pageOf } from '../../lib/pagination.ts';
 import {
   CreatePortalSessionBodySchema,
   PortalSessionCreatedSchema,
   PortalSessionPageSchema,
 } from '../../portal/schema.ts';
-import { PageQuerySchema, pageOf } from '../../shared/pagination.ts';
 import { principalOf, projectOf } from '../auth.ts';
 import { errorResponses } from '../problems.ts';
 import { IdempotencyHeaders, IdParamsSchema, projectIdOf, ref, routes } from './common.ts';

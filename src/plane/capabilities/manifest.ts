@@ -3,7 +3,7 @@
 // metric declared by the same manifest, push erasure and a gateway only where the operator gave the
 // capability an address, schemas of event types bounded and compiled as the catalogue's are.
 import type { TenantSchemas } from '../../catalogue/validation.ts';
-import { type FieldError, PlatformError } from '../../shared/errors.ts';
+import { type FieldError, PlatformError } from '../../lib/errors.ts';
 
 export const GATEWAY_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 

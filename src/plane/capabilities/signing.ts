@@ -4,7 +4,7 @@
 // rotation or a retirement makes every process forget them before its 200 (settings/lease.ts).
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import type { Db } from '../../db/database.ts';
-import type { Keyring } from '../../shared/crypto.ts';
+import type { Keyring } from '../../lib/crypto.ts';
 import { signingKeys } from '../../webhooks/secrets.ts';
 import { capabilityStore } from './store.ts';
 

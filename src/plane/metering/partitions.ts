@@ -4,7 +4,7 @@
 // does), so no write fails for want of one.
 
 import type { Db } from '../../db/database.ts';
-import { DAY_MS, utcDay } from '../../shared/clock.ts';
+import { DAY_MS, utcDay } from '../../lib/clock.ts';
 
 /** Days a generation of usage record ids lasts: an id is remembered at least this long. */
 export const GENERATION_DAYS = 35;

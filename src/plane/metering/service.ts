@@ -9,11 +9,11 @@
 import type { Work } from '../../audit/work.ts';
 import type { Database } from '../../db/database.ts';
 import { write } from '../../idempotency/write.ts';
+import { type Clock, DAY_MS, utcDay } from '../../lib/clock.ts';
+import { type FieldError, notFound, PlatformError } from '../../lib/errors.ts';
+import { newId, timeOf } from '../../lib/ids.ts';
 import type { KnownProjects } from '../../projects/known.ts';
 import type { CapabilityRegistry } from '../../registry.ts';
-import { type Clock, DAY_MS, utcDay } from '../../shared/clock.ts';
-import { type FieldError, notFound, PlatformError } from '../../shared/errors.ts';
-import { newId, timeOf } from '../../shared/ids.ts';
 import type { UsageLimits } from '../../usage/limits.ts';
 import { meteringStore, type ReservationRow, type UsageRecord } from './store.ts';
 

@@ -1,5 +1,5 @@
 import { AuditEntrySchema, AuditPageSchema, AuditQuerySchema } from '../../../audit/schema.ts';
-import { pageOf } from '../../../shared/pagination.ts';
+import { pageOf } from '../../../lib/pagination.ts';
 import { errorResponses } from '../../problems.ts';
 import { ref, routes } from '../common.ts';
 

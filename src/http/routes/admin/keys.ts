@@ -6,7 +6,7 @@ import {
   CreatedApiKeySchema,
   CreateKeyBodySchema,
 } from '../../../keys/schema.ts';
-import { PageQuerySchema, pageOf } from '../../../shared/pagination.ts';
+import { PageQuerySchema, pageOf } from '../../../lib/pagination.ts';
 import { errorResponses } from '../../problems.ts';
 import { IdempotencyHeaders, IdParamsSchema, ref, routes } from '../common.ts';
 

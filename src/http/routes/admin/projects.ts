@@ -1,6 +1,7 @@
 // The management API's projects (operator keys; docs/management.md): created, listed, read and
 // merge-patched. Their keys are admin/keys.ts's, their daily limits admin/limits.ts's.
 
+import { pageOf } from '../../../lib/pagination.ts';
 import {
   CreateProjectBodySchema,
   ProjectListQuerySchema,
@@ -8,7 +9,6 @@ import {
   ProjectPatchSchema,
   ProjectSchema,
 } from '../../../projects/schema.ts';
-import { pageOf } from '../../../shared/pagination.ts';
 import { errorResponses } from '../../problems.ts';
 import { IdempotencyHeaders, IdParamsSchema, ref, routes } from '../common.ts';
 

@@ -3,7 +3,7 @@
 import { CapabilityEventBodySchema, EventPublishedSchema } from '../../../events/schema.ts';
 import { MAX_EVENT_DATA_BYTES } from '../../../events/service.ts';
 import { CAPABILITY_SCOPE } from '../../../keys/scopes.ts';
-import { memberText } from '../../../shared/json-text.ts';
+import { memberText } from '../../../lib/json-text.ts';
 import { errorResponses } from '../../problems.ts';
 import { IdempotencyHeaders, ref, routes } from '../common.ts';
 import { capabilityOf } from './plane.ts';

@@ -2,9 +2,9 @@
 // invoicing each project): who each is, oldest first, a page at a time; nothing of their settings.
 
 import { CAPABILITY_SCOPE } from '../../../keys/scopes.ts';
+import { PageQuerySchema, pageOf } from '../../../lib/pagination.ts';
 import { CapabilityProjectPageSchema } from '../../../projects/schema.ts';
 import type { CapabilityRegistry } from '../../../registry.ts';
-import { PageQuerySchema, pageOf } from '../../../shared/pagination.ts';
 import { requireGrant } from '../../grants.ts';
 import { errorResponses } from '../../problems.ts';
 import { ref, routes } from '../common.ts';

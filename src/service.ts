@@ -1,14 +1,14 @@
 // The one composition root: createService wires the database, the domain services and the registry into
 // one context, and runs the parts a process asks for: the HTTP API, the delivery worker (with the
 // background jobs and housekeeping that go with it), or both. main.ts, the tests and the benchmarks all start it this way.
-import { type Context, type ContextOptions, createContext } from '../context.ts';
-import { DeliveryWorker } from '../delivery/worker.ts';
-import { type App, buildApp } from '../http/app.ts';
-import { registerScraped } from '../metrics/scraped.ts';
-import { type MetricsListener, serveMetrics } from '../metrics/server.ts';
-import { startJobs } from '../recovery/jobs.ts';
-import { servicesOf } from '../services.ts';
-import { startMaintenance } from './maintenance.ts';
+import { type Context, type ContextOptions, createContext } from './context.ts';
+import { DeliveryWorker } from './delivery/worker.ts';
+import { type App, buildApp } from './http/app.ts';
+import { registerScraped } from './metrics/scraped.ts';
+import { type MetricsListener, serveMetrics } from './metrics/server.ts';
+import { startMaintenance } from './process/maintenance.ts';
+import { startJobs } from './recovery/jobs.ts';
+import { servicesOf } from './services.ts';
 
 export interface ServiceOptions extends ContextOptions {
   /** run the HTTP API */
