@@ -5,7 +5,6 @@ import type { Logger } from 'pino';
 import { readOnly } from './audit/work.ts';
 import { DeclaredTypes } from './catalogue/declared.ts';
 import { TenantSchemas } from './catalogue/validation.ts';
-import type { Config } from './config.ts';
 import { CORE_CAPABILITY } from './core-capability.ts';
 import type { Database } from './db/database.ts';
 import { type WakeWorkers, workerWaker } from './delivery-store/wake.ts';
@@ -17,6 +16,7 @@ import { KeyActivity } from './keys/activity.ts';
 import { type KeyCache, keyCache } from './keys/cache.ts';
 import { keyService } from './keys/service.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
+import type { Config } from './lib/config.ts';
 import type { Keyring } from './lib/crypto.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { CapabilityDirectory } from './plane/capabilities/directory.ts';
@@ -60,11 +60,11 @@ export interface Context {
   keys: KeyCache;
   /** when each key was last used, written in batches */
   keyActivity: KeyActivity;
-  /** the event types each project declares, as last read: what creates of endpoints foresee */
+  /** the event types each project declares, as last read: what creates of endpoints predict */
   declaredTypes: DeclaredTypes;
   /** where tenants' schemas are compiled and run, off the event loop */
   schemas: TenantSchemas;
-  /** how many deliveries the last publish of each kind queued: what a publish foresees */
+  /** how many deliveries the last publish of each kind queued: what a publish predicts */
   deliveryForecast: DeliveryForecast;
   /** the capabilities declared by manifests, read into the registry every 5 s */
   directory: CapabilityDirectory;

@@ -3,7 +3,7 @@
 // management command never loads the HTTP app (bench/RESULTS.md, 2026-11-28).
 import { readFileSync } from 'node:fs';
 import { UsageError } from './cli/arguments.ts';
-import { loadConfig } from './config.ts';
+import { loadConfig } from './lib/config.ts';
 import { ConfigError } from './lib/errors.ts';
 
 const USAGE = `usage: platform <command> [--json]

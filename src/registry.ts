@@ -5,8 +5,8 @@
 // Two kinds fill it: those that run in this process and register in code (Core), and those that plug
 // in as services of their own, declared by their manifests (directory.ts keeps them, 5 s old at most).
 
-import type { Config } from './config.ts';
 import type { Db } from './db/database.ts';
+import type { Config } from './lib/config.ts';
 
 /** The kinds of subject (the people erasure is about) every capability's eraser may be asked about. */
 export const SUBJECT_TYPES = ['email', 'phone', 'external_id'] as const;

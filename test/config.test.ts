@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
+import { loadConfig } from '../src/lib/config.ts';
 import { DEFAULT_POOL_SIZE } from '../src/lib/defaults.ts';
 import { ConfigError } from '../src/lib/errors.ts';
 import { createDatabase } from './helpers/database.ts';

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/lib/config.ts';
 import { loadKeyring, parseKeyring, seal, sealedKeyId, unseal } from '../src/lib/crypto.ts';
 import { ConfigError } from '../src/lib/errors.ts';
 import { randomPooled } from '../src/lib/random.ts';

@@ -13,7 +13,7 @@ const env = { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1', PLATFORM_WORKER_POLL_MS: '100
 const service = await startService({ env });
 // A queue of its own, for the test that counts a worker's claims: the other tests leave retries due in
 // theirs (operational events to endpoints of every type whose receivers are gone), and a worker sending
-// them holds an endpoint below its mark, which makes every run's end worth a claim.
+// them holds an endpoint below its high-water mark, which makes every run's end worth a claim.
 const quiet = await startService({ env });
 
 /** A new project of the quiet service, and a POST with its key. */
@@ -280,10 +280,10 @@ describe('delivery rules while nothing is delivering', () => {
     }
   });
 
-  test("a worker holding its one endpoint's mark does not walk the queue for others nobody announced", async () => {
+  test("a worker holding its one endpoint's high-water mark does not walk the queue for others nobody announced", async () => {
     // 180 due to one endpoint that answers at once, the only deliveries in the queue, and a worker that
     // only its own runs wake (no poll, no notification). Woken by a run ending while it claims, a worker
-    // claimed again once its claim had filled the endpoint's mark: that claim left the endpoint out and
+    // claimed again once its claim had filled the endpoint's high-water mark: that claim left the endpoint out and
     // walked the whole queue for nothing.
     const receiver = await startReceiver();
     const { post } = await quietTenant();
@@ -301,7 +301,7 @@ describe('delivery rules while nothing is delivering', () => {
 
   test('nor while another endpoint it holds hangs with nothing more due', async () => {
     // The same 180, and beside them one delivery to an endpoint that does not answer until the end: held
-    // below its mark, with nothing more of it due. The claims as before: a hanging endpoint is no reason
+    // below its high-water mark, with nothing more of it due. The claims as before: a hanging endpoint is no reason
     // to walk past the busy one's backlog at every run's end.
     const stalled: ServerResponse[] = [];
     const hanging = await startReceiver((_received, _index, response) => stalled.push(response));

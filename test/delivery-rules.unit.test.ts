@@ -17,9 +17,9 @@ function plannedScheduler(overrides: Partial<ClaimPlan> = {}) {
   const claims: { limit: number; leftOut: string[]; finish: (due: number, unfinished?: string[]) => void }[] =
     [];
   const plan: ClaimPlan = {
-    room: () => 100,
+    free: () => 100,
     leftOut: () => [],
-    belowMark: () => true,
+    belowHighWater: () => true,
     capacity: 100,
     batch: 40,
     claim: (limit, leftOut) =>
@@ -68,19 +68,19 @@ describe('the claim scheduler', () => {
     assert.equal(scheduler.state, 'WAITING');
   });
 
-  test('a full claim means a backlog: it claims again while a quarter of the room is free', async () => {
-    let room = 100;
-    const { scheduler, claims } = plannedScheduler({ room: () => room });
+  test('a full claim means a backlog: it claims again while a quarter of the capacity is free', async () => {
+    let free = 100;
+    const { scheduler, claims } = plannedScheduler({ free: () => free });
     scheduler.start();
     claims[0]?.finish(40);
     await settled();
     assert.equal(claims.length, 2, 'full: more may be due');
-    room = 20; // under a quarter of the capacity: not worth a claim
+    free = 20; // under a quarter of the capacity: not worth a claim
     claims[1]?.finish(40);
     await settled();
     assert.equal(claims.length, 2);
     assert.equal(scheduler.state, 'WAITING');
-    assert.equal(scheduler.roomToClaim(), false);
+    assert.equal(scheduler.worthClaiming(), false);
   });
 
   test('with every endpoint at its mark and the queue found short, its own wake-ups claim nothing', async () => {
@@ -114,12 +114,16 @@ describe('the claim scheduler', () => {
     assert.equal(claims.length, 1, 'both at their mark: nothing else is due');
     leftOut = ['busy'];
     scheduler.wake(false);
-    assert.equal(claims.length, 2, 'below its mark, the rest of `capped` may be claimed');
+    assert.equal(claims.length, 2, 'below its high-water mark, the rest of `capped` may be claimed');
     claims[1]?.finish(3); // short, and every endpoint found was taken whole
     await settled();
     scheduler.wake(false);
     await settled();
-    assert.equal(claims.length, 2, 'an endpoint held below its mark with nothing more due is no reason');
+    assert.equal(
+      claims.length,
+      2,
+      'an endpoint held below its high-water mark with nothing more due is no reason',
+    );
     scheduler.handedBack('failing');
     assert.equal(claims.length, 2, 'a hand-back does not claim by itself');
     scheduler.wake(false);
@@ -131,7 +135,7 @@ describe('the claim scheduler', () => {
     assert.equal(claims.length, 4, 'a hand-back during a claim outlives it');
   });
 
-  test('a run ending wakes it when its endpoint falls below its mark or nothing is in flight', async () => {
+  test('a run ending wakes it when its endpoint falls below its high-water mark or nothing is in flight', async () => {
     let leftOut = ['endpoint-a'];
     const { scheduler, claims } = plannedScheduler({ leftOut: () => leftOut });
     scheduler.start();
@@ -141,7 +145,7 @@ describe('the claim scheduler', () => {
     assert.equal(claims.length, 1, 'still at its mark and others in flight, no backlog');
     leftOut = [];
     scheduler.runEnded(7, 8, 3);
-    assert.equal(claims.length, 2, 'one below its mark: no longer left out');
+    assert.equal(claims.length, 2, 'one below its high-water mark: no longer left out');
     claims[1]?.finish(0);
     await settled();
     scheduler.runEnded(2, 8, 0);
@@ -159,9 +163,9 @@ describe('the claim scheduler', () => {
     assert.equal(scheduler.state, 'STOPPED');
     assert.equal(claims.length, 1);
     const failing = new ClaimScheduler({
-      room: () => 10,
+      free: () => 10,
       leftOut: () => [],
-      belowMark: () => true,
+      belowHighWater: () => true,
       capacity: 10,
       batch: 10,
       claim: async () => {
@@ -190,8 +194,8 @@ describe('what a worker holds', () => {
     held.add(runOf('b'));
     const started = held.start(8).map((h) => h.run.endpointId);
     assert.deepEqual(started.sort(), ['a', 'a', 'b'], 'a takes its cap, b its run');
-    assert.deepEqual(held.atMark(), ['a'], 'a holds its mark: left out of claims');
-    assert.equal(held.belowMark(), true, 'b is below its mark');
+    assert.deepEqual(held.atHighWater(), ['a'], 'a holds its high-water mark: left out of claims');
+    assert.equal(held.belowHighWater(), true, 'b is below its high-water mark');
     assert.equal(held.waitingCount, 2);
   });
 
@@ -205,10 +209,10 @@ describe('what a worker holds', () => {
     assert.equal(waiting.length, 1);
     assert.equal(second.stopped, true, 'the one in flight stops after its send');
     assert.equal(held.finished(second), 0);
-    assert.equal(held.belowMark(), true, 'nothing held');
+    assert.equal(held.belowHighWater(), true, 'nothing held');
   });
 
-  test('a claim may take half the room of an endpoint that answers quickly, a mark’s worth otherwise', () => {
+  test('a claim may take half the free capacity for an endpoint that answers quickly, a high-water mark’s worth otherwise', () => {
     const held = new HeldRuns(8);
     held.answered('quick', 20);
     held.answered('slow', 5000);

@@ -180,7 +180,7 @@ describe('publishes committed together', async () => {
       body: { type: 'shop.order.paid', data: { n } },
       headers: { 'idempotency-key': key },
     });
-  assert.equal((await publish(0, 'first')).status, 202); // the first of its kind foresees the rest
+  assert.equal((await publish(0, 'first')).status, 202); // the first of its kind predicts the rest
 
   /** The project's events since `since` (its events' count before), and the transactions that wrote them. */
   const written = async (since: number) => {

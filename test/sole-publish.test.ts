@@ -1,4 +1,4 @@
-// Publishes and test events as sole writes (src/idempotency/sole.ts): a publish foresees its deliveries
+// Publishes and test events as sole writes (src/idempotency/sole.ts): a publish predicts its deliveries
 // from the last publish of its kind (events/forecast.ts) and its type's schema as last read
 // (catalogue/declared.ts); its statement checks both, and a publish it finds otherwise goes the ordinary
 // way, which answers the truth. A test event goes alone to an unordered endpoint.
@@ -28,7 +28,7 @@ describe('a publish as a sole write', () => {
       headers: { 'idempotency-key': idempotencyKey },
     });
 
-  test('the last publish of its kind foresees the deliveries; a new subscriber is a miss, answered truly', async () => {
+  test('the last publish of its kind predicts the deliveries; a new subscriber is a miss, answered truly', async () => {
     const owner = await service.tenant();
     for (const key of ['s-1', 's-2']) assert.equal((await subscribe(owner.key, key)).status, 201);
     const event = { type: 'shop.order.paid', data: { order: 1 } };
@@ -36,7 +36,7 @@ describe('a publish as a sole write', () => {
     const first = await publish(owner.key, event, 'p-1');
     assert.equal(first.status, 202);
     assert.equal(first.body.deliveries, 2);
-    assert.deepEqual(await soleWrites(), start, 'nothing foreseen yet: the ordinary way');
+    assert.deepEqual(await soleWrites(), start, 'nothing predicted yet: the ordinary way');
     const second = await publish(owner.key, event, 'p-2');
     assert.deepEqual(second.body, { eventId: second.body.eventId, deliveries: 2 });
     assert.equal(await deliveriesOf(second.body.eventId), 2);
@@ -96,7 +96,7 @@ describe('a publish as a sole write', () => {
     assert.equal(tags.rows[0]?.n, 2, 'each event tagged with its subject, on either way');
   });
 
-  test('a publish that reaches nobody is foreseen too (its statement notifies no worker)', async () => {
+  test('a publish that reaches nobody is predicted too (its statement notifies no worker)', async () => {
     const lonely = await service.tenant();
     const before = await soleWrites();
     for (const key of ['n-1', 'n-2', 'n-3']) {
@@ -120,7 +120,7 @@ describe('a publish as a sole write', () => {
     const event = (data: object) => ({ type: 'shop.order.paid', data });
     assert.equal((await publish(owner.key, event({ order: 1 }), 'v-2')).status, 202);
     const before = await soleWrites();
-    assert.equal((await publish(owner.key, event({ order: 2 }), 'v-3')).status, 202, 'read and foreseen');
+    assert.equal((await publish(owner.key, event({ order: 2 }), 'v-3')).status, 202, 'read and predicted');
     assert.equal((await soleWrites()).committed, before.committed + 1);
     expectProblem(await publish(owner.key, event({}), 'v-4'), 400, 'VALIDATION_FAILED');
     // Within the 5 s this process believes its reading: the schema changes under it.
@@ -134,7 +134,7 @@ describe('a publish as a sole write', () => {
     assert.deepEqual(
       await soleWrites(),
       { committed: before.committed + 2, missed: before.missed + 1 },
-      'the miss read the catalogue again: the next publish is foreseen with the new schema',
+      'the miss read the catalogue again: the next publish is predicted with the new schema',
     );
     const events = await service.db.query(
       `select data from events where project_id = $1 and created_at > now() - interval '1 hour' order by created_at`,

@@ -1,7 +1,7 @@
 // Sole writes: an idempotent operation whose whole write is one statement goes with its claim and its
 // record in that statement (src/idempotency/sole.ts). The rules of idempotency hold on that way too (one
 // effect, replays, 409 while it runs, 422 for another request, a record forgotten after 24 hours), and a
-// write that is not what was foreseen changes nothing and goes the ordinary way, once.
+// write that is not what was predicted changes nothing and goes the ordinary way, once.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { manualClock } from '../src/lib/clock.ts';
@@ -74,9 +74,9 @@ describe('sole writes', () => {
     assert.equal(await effects('sole-race'), 1);
   });
 
-  test('not as foreseen: nothing from the sole statement, the ordinary way once, its answer recorded', async () => {
+  test('not as predicted: nothing from the sole statement, the ordinary way once, its answer recorded', async () => {
     const before = await soleWrites();
-    const response = await post('/test/sole-effects', { note: 'sole-miss', unforeseen: true }, 'sole-miss');
+    const response = await post('/test/sole-effects', { note: 'sole-miss', unpredicted: true }, 'sole-miss');
     assert.equal(response.status, 201);
     assert.equal(
       await effects('sole-miss'),
@@ -84,7 +84,7 @@ describe('sole writes', () => {
       'the ordinary way wrote it once, the sole statement not at all',
     );
     assert.deepEqual(await soleWrites(), { committed: before.committed, missed: before.missed + 1 });
-    const again = await post('/test/sole-effects', { note: 'sole-miss', unforeseen: true }, 'sole-miss');
+    const again = await post('/test/sole-effects', { note: 'sole-miss', unpredicted: true }, 'sole-miss');
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
     assert.equal(await effects('sole-miss'), 1);
   });
@@ -123,7 +123,7 @@ describe('a webhook endpoint created as a sole write', () => {
     const read = await service.request('GET', `/core/v1/webhook-endpoints/${endpoint.id}`, {
       key: owner.key,
     });
-    assert.deepEqual(read.body, endpoint, 'the foreseen answer is what the database holds');
+    assert.deepEqual(read.body, endpoint, 'the predicted answer is what the database holds');
     const replay = await create(owner.key, body, 'c-1');
     assert.deepEqual(replay.body, created.body);
     const audit = await service.db.query(
@@ -133,7 +133,7 @@ describe('a webhook endpoint created as a sole write', () => {
     assert.deepEqual(audit.rows, [{ action: 'endpoint.created', target_id: endpoint.id }]);
   });
 
-  test('the catalogue as last read foresees the answer; a type declared since is a miss, answered truly', async () => {
+  test('the catalogue as last read predicts the answer; a type declared since is a miss, answered truly', async () => {
     const owner = await service.tenant();
     const declare = (name: string) =>
       service.request('PUT', `/core/v1/event-types/${name}`, {
@@ -152,7 +152,7 @@ describe('a webhook endpoint created as a sole write', () => {
     assert.equal(first.status, 201);
     assert.deepEqual(first.body.unknownEventTypes, ['shop.cart.lost']);
     assert.deepEqual(await soleWrites(), { committed: before.committed + 1, missed: before.missed });
-    // Declared after this process read the catalogue: foreseen unknown, found declared.
+    // Declared after this process read the catalogue: predicted unknown, found declared.
     assert.ok([200, 201].includes((await declare('shop.cart.lost')).status));
     const second = await create(owner.key, { url, eventTypes: ['shop.cart.lost'] }, 'c-3');
     assert.equal(second.status, 201);

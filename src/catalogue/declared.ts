@@ -1,5 +1,5 @@
 // The event types each project declares, with their schemas and versions, as this process last read them
-// (at most a minute ago). Sole writes foresee from them, and their statements check the foresight against
+// (at most a minute ago). Sole writes predict from them, and their statements check the prediction against
 // the catalogue itself, so an old reading costs a miss (the ordinary way, which reads them again), never a
 // wrong answer; so they are believed for a minute, not the 5 s of a key (1,000 projects publishing read
 // them 200 times a second at 5 s: bench/scale.ts):

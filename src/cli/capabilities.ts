@@ -5,8 +5,8 @@
 
 import type { Work } from '../audit/work.ts';
 import { TenantSchemas } from '../catalogue/validation.ts';
-import type { Config } from '../config.ts';
 import { erasureTasks } from '../erasure/tasks.ts';
+import type { Config } from '../lib/config.ts';
 import { loadKeyring } from '../lib/crypto.ts';
 import { capabilityService, GRANTS, type Grant, toCapability } from '../plane/capabilities/service.ts';
 import { capabilityStore } from '../plane/capabilities/store.ts';

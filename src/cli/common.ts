@@ -4,9 +4,9 @@
 import { randomUUID } from 'node:crypto';
 import { auditInto } from '../audit/store.ts';
 import { readOnly, type Work } from '../audit/work.ts';
-import type { Config } from '../config.ts';
 import type { Database, Db } from '../db/database.ts';
 import { migrate } from '../db/migrate.ts';
+import type { Config } from '../lib/config.ts';
 import { PlatformError } from '../lib/errors.ts';
 import { type Page, pageOf } from '../lib/pagination.ts';
 import { projectService } from '../projects/service.ts';

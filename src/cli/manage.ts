@@ -2,10 +2,10 @@
 // same services as the management API, audited as the CLI's, and print one JSON object with --json.
 import pino from 'pino';
 import { readOnly } from '../audit/work.ts';
-import type { Config } from '../config.ts';
 import { coreRegistry } from '../core-capability.ts';
 import type { Database } from '../db/database.ts';
 import { keyService } from '../keys/service.ts';
+import type { Config } from '../lib/config.ts';
 import { CapabilityDirectory } from '../plane/capabilities/directory.ts';
 import { capabilityStore } from '../plane/capabilities/store.ts';
 import { projectService } from '../projects/service.ts';

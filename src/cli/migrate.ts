@@ -1,6 +1,7 @@
 // `platform migrate`: the pending migrations applied, and nothing of the service loaded.
-import type { Config } from '../config.ts';
+
 import { migrate } from '../db/migrate.ts';
+import type { Config } from '../lib/config.ts';
 import { connect, createLogger } from './runtime.ts';
 
 export async function migrateCommand(config: Config) {

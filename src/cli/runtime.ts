@@ -1,8 +1,8 @@
 // Opening the database in either mode, and running a service process until SIGTERM/SIGINT.
 import pino, { type Logger } from 'pino';
-import type { Config } from '../config.ts';
 import { type Database, isUnavailable, openDatabase } from '../db/database.ts';
 import { acquireServiceLock, openEmbeddedCluster, serviceRunning } from '../db/embedded.ts';
+import type { Config } from '../lib/config.ts';
 
 export function createLogger(config: Config, destination?: NodeJS.WritableStream): Logger {
   const options: pino.LoggerOptions = {

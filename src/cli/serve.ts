@@ -2,8 +2,8 @@
 // (the document this version serves).
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Config } from '../config.ts';
 import { appliedMigrations, migrate } from '../db/migrate.ts';
+import type { Config } from '../lib/config.ts';
 import { loadKeyring, parseKeyring } from '../lib/crypto.ts';
 import { createService, type Service } from '../service.ts';
 import { bootstrap } from './bootstrap.ts';

@@ -19,7 +19,7 @@ export interface Db {
 /**
  * A transaction's whole write as one statement whose answer is known before it runs: `ctes` are its
  * data-modifying CTEs (`a as (insert …), b as (…)`, with parameters `$1…` of `values`), and `check` a
- * condition on them that holds when the write took place as foreseen (one row inserted, as many
+ * condition on them that holds when the write took place as predicted (one row inserted, as many
  * deliveries as predicted). `notify` is a notification sent once it commits. A statement with a `name` is
  * planned once per connection.
  */

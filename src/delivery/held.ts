@@ -3,24 +3,24 @@
 // a claim leaves out, how many of each endpoint's a claim may take, and which run starts next.
 //
 // An endpoint sends at most `perEndpoint` runs at once (its cap), so that a slow or dead receiver cannot
-// take every slot from the healthy ones. One holding twice that (its mark) is left out of claims; one
+// take every slot from the healthy ones. One holding twice that (its high-water mark) is left out of claims; one
 // that drops below it is claimed for again while it still has a cap's worth in flight, so that its queue
-// does not run dry during the claim. A claim takes at most a mark's worth of one endpoint's, unless the
+// does not run dry during the claim. A claim takes at most a high-water mark's worth of one endpoint's, unless the
 // endpoint answers quickly (it then needs more waiting to keep its slots busy from one claim to the next,
-// and may take half the room): one that is slow or does not answer cannot fill the queue and starve the
+// and may take half the free capacity): one that is slow or does not answer cannot fill the queue and starve the
 // others until its sends time out.
 import type { Run } from '../delivery-store/run.ts';
 
 /**
  * An endpoint whose last answer came within this is sending quickly: a claim may take more of its
- * deliveries than a mark's worth. A slower one takes twice this or more to empty its mark, far longer
- * than a claim takes. (Leasing only a mark's worth of a receiver answering at once cost it throughput:
+ * deliveries than a high-water mark's worth. A slower one takes twice this or more to empty its high-water mark, far longer
+ * than a claim takes. (Leasing only a high-water mark's worth of a receiver answering at once cost it throughput:
  * docs/decisions/claim-shares.md.) An endpoint timing out, or one not yet heard from, is not quick.
  */
 const QUICK_MS = 1000;
 /**
  * Endpoints whose speed is remembered, the most recently heard from: an endpoint the worker has just
- * emptied keeps its speed for its next claim (forgotten, it was claimed for a mark's worth at a time).
+ * emptied keeps its speed for its next claim (forgotten, it was claimed for a high-water mark's worth at a time).
  */
 const REMEMBERED = 10_000;
 
@@ -37,7 +37,7 @@ export class HeldRuns {
   /** runs one endpoint may send at once */
   private readonly perEndpoint: number;
   /** runs held (sending and waiting) at which an endpoint is left out of claims */
-  readonly mark: number;
+  readonly highWater: number;
   /** runs in flight and claimed-but-waiting, per endpoint */
   private readonly load = new Map<string, number>();
   private readonly waiting = new Map<string, Held[]>();
@@ -48,7 +48,7 @@ export class HeldRuns {
 
   constructor(concurrency: number) {
     this.perEndpoint = Math.max(1, Math.floor(concurrency / 4));
-    this.mark = 2 * this.perEndpoint;
+    this.highWater = 2 * this.perEndpoint;
   }
 
   get waitingCount(): number {
@@ -121,24 +121,24 @@ export class HeldRuns {
     return all;
   }
 
-  /** Endpoints holding their mark: a claim leaves them out. */
-  atMark(): string[] {
-    return [...this.load].filter(([, n]) => n >= this.mark).map(([endpoint]) => endpoint);
+  /** Endpoints at their high-water mark: a claim leaves them out. */
+  atHighWater(): string[] {
+    return [...this.load].filter(([, n]) => n >= this.highWater).map(([endpoint]) => endpoint);
   }
 
-  /** Whether a claim could find something: an endpoint held is below its mark, or none is held. */
-  belowMark(): boolean {
-    for (const load of this.load.values()) if (load < this.mark) return true;
+  /** Whether a claim could find something: an endpoint held is below its high-water mark, or none is held. */
+  belowHighWater(): boolean {
+    for (const load of this.load.values()) if (load < this.highWater) return true;
     return this.load.size === 0;
   }
 
   /**
-   * How many of an endpoint's due deliveries a claim with `room` may take: half the room for one that
-   * answers quickly, a mark's worth for any other.
+   * How many of an endpoint's due deliveries a claim with `free` capacity may take: half the free capacity for one that
+   * answers quickly, a high-water mark's worth for any other.
    */
-  shareOf(room: number): (endpoint: string) => number {
-    const quick = Math.max(this.mark, Math.floor(room / 2));
-    return (endpoint) => ((this.answeredIn.get(endpoint) ?? QUICK_MS) < QUICK_MS ? quick : this.mark);
+  shareOf(free: number): (endpoint: string) => number {
+    const quick = Math.max(this.highWater, Math.floor(free / 2));
+    return (endpoint) => ((this.answeredIn.get(endpoint) ?? QUICK_MS) < QUICK_MS ? quick : this.highWater);
   }
 
   private setLoad(endpoint: string, load: number): number {

@@ -2,9 +2,9 @@
 // transitions rather than as flags (in the spirit of graphile-worker's LocalQueue).
 //
 //   STOPPED  ──start()──▶ WAITING
-//   WAITING  ──wake()───▶ CLAIMING        when a claim is worth making (room, and something may be due)
+//   WAITING  ──wake()───▶ CLAIMING        when a claim is worth making (free capacity, and something may be due)
 //   CLAIMING ──wake()───▶ CLAIMING_AGAIN  a claim runs: one more follows it, whatever the wake-ups meanwhile
-//   CLAIMING ──claimed──▶ CLAIMING        again at once while the last claim was full and room is worth it
+//   CLAIMING ──claimed──▶ CLAIMING        again at once while the last claim was full and free capacity is worth it
 //            ──claimed──▶ WAITING         otherwise (a failed claim too: the next poll retries)
 //   any      ──stop()───▶ STOPPED         a claim in flight ends; nothing follows it
 //
@@ -16,21 +16,21 @@
 //   wake-up from outside. Every other due delivery was found then;
 // - unfinished: the endpoints that may still have deliveries due though the queue was found short: those
 //   the claim found more of than it took (their share), and those whose deliveries the worker handed back.
-// While every exhausted or unfinished endpoint is left out (at its mark), a claim could only walk the
+// While every exhausted or unfinished endpoint is left out (at its high-water mark), a claim could only walk the
 // whole queue to find nothing: half the claims did so at 20,000 due to one endpoint, each woken by a run
-// ending while the last claim filled the endpoint's mark, and half again beside an endpoint that hung
-// (held below its mark with nothing more due: docs/decisions/no-claim-at-the-mark.md).
+// ending while the last claim filled the endpoint's high-water mark, and half again beside an endpoint that hung
+// (held below its high-water mark with nothing more due: docs/decisions/no-claim-at-the-mark.md).
 
 export type SchedulerState = 'STOPPED' | 'WAITING' | 'CLAIMING' | 'CLAIMING_AGAIN';
 
 /** What the scheduler reads of the worker's hold, and how it claims (held.ts, claim.ts). */
 export interface ClaimPlan {
   /** runs the worker may still hold (its capacity, less what is in flight and waiting) */
-  room(): number;
-  /** endpoints a claim leaves out: those at their mark, and those that answered 410 */
+  free(): number;
+  /** endpoints a claim leaves out: those at their high-water mark, and those that answered 410 */
   leftOut(): string[];
-  /** whether some endpoint held is below its mark (a claim could find it more) */
-  belowMark(): boolean;
+  /** whether some endpoint held is below its high-water mark (a claim could find it more) */
+  belowHighWater(): boolean;
   /** the most runs the worker holds at once */
   capacity: number;
   /** the most one claim asks for */
@@ -90,13 +90,13 @@ export class ClaimScheduler {
   }
 
   /**
-   * A run ended and left its endpoint with `left` runs held (`mark` its mark), `inFlight` runs sending:
+   * A run ended and left its endpoint with `left` runs held (`highWater` its high-water mark), `inFlight` runs sending:
    * claims again when something new may be claimable (this endpoint is no longer left out, or nothing is
-   * in flight), or when the room is worth a claim.
+   * in flight), or when the free capacity is worth a claim.
    */
-  runEnded(left: number, mark: number, inFlight: number): void {
-    if (left === mark - 1 || inFlight === 0) this.wake(false);
-    else if (this.#state === 'WAITING' && this.roomToClaim()) this.wake(false);
+  runEnded(left: number, highWater: number, inFlight: number): void {
+    if (left === highWater - 1 || inFlight === 0) this.wake(false);
+    else if (this.#state === 'WAITING' && this.worthClaiming()) this.wake(false);
   }
 
   /**
@@ -110,24 +110,24 @@ export class ClaimScheduler {
   }
 
   /**
-   * Whether free room is worth a claim: the last claim was full (more may be due), a quarter of the
+   * Whether free capacity is worth a claim: the last claim was full (more may be due), a quarter of the
    * capacity is free (not one row at a time), and some endpoint held is not left out. Other endpoints'
    * deliveries are found by wake-ups from outside and the poll.
    */
-  roomToClaim(): boolean {
+  worthClaiming(): boolean {
     if (!this.#backlog) return false;
-    if (this.#plan.room() < Math.max(1, Math.floor(this.#plan.capacity / 4))) return false;
-    return this.#plan.belowMark();
+    if (this.#plan.free() < Math.max(1, Math.floor(this.#plan.capacity / 4))) return false;
+    return this.#plan.belowHighWater();
   }
 
   async #claimLoop() {
     this.#state = 'CLAIMING';
     try {
       for (;;) {
-        const room = this.#plan.room();
+        const free = this.#plan.free();
         const leftOut = this.#plan.leftOut();
-        if (room <= 0 || this.#nothingElseDue(leftOut)) break;
-        const limit = Math.min(room, this.#plan.batch);
+        if (free <= 0 || this.#nothingElseDue(leftOut)) break;
+        const limit = Math.min(free, this.#plan.batch);
         const wakes = this.#outsideWakes;
         this.#handedBackDuringClaim.clear();
         const { due, unfinished } = await this.#plan.claim(limit, leftOut);
@@ -139,7 +139,7 @@ export class ClaimScheduler {
         if (now === 'STOPPED') return;
         this.#state = 'CLAIMING';
         const again = now === 'CLAIMING_AGAIN';
-        if (!again && !this.roomToClaim()) break;
+        if (!again && !this.worthClaiming()) break;
       }
     } catch (error) {
       this.#plan.failed(error);

@@ -15,13 +15,13 @@ import { randomInt, randomUUID } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { DELIVERIES_CHANNEL } from '../delivery-store/channel.ts';
 import { claim } from '../delivery-store/claim.ts';
 import { LOOKAHEAD_S } from '../delivery-store/pacing.ts';
 import { type Completion, deliveryStore, WORKER_LOCK } from '../delivery-store/record.ts';
 import type { ClaimedDelivery, Run } from '../delivery-store/run.ts';
+import type { Config } from '../lib/config.ts';
 import type { Keyring } from '../lib/crypto.ts';
 import { signatureHeader } from '../lib/signature.ts';
 import type { Metrics } from '../metrics/metrics.ts';
@@ -113,9 +113,9 @@ export class DeliveryWorker {
     this.capacity = HELD_PER_SLOT * config.workerConcurrency;
     this.held = new HeldRuns(config.workerConcurrency);
     this.scheduler = new ClaimScheduler({
-      room: () => this.capacity - this.inFlight - this.held.waitingCount,
-      leftOut: () => this.held.atMark().concat([...this.gone]),
-      belowMark: () => this.held.belowMark(),
+      free: () => this.capacity - this.inFlight - this.held.waitingCount,
+      leftOut: () => this.held.atHighWater().concat([...this.gone]),
+      belowHighWater: () => this.held.belowHighWater(),
       capacity: this.capacity,
       batch: CLAIM_BATCH,
       claim: (limit, leftOut) => this.claim(limit, leftOut),
@@ -254,7 +254,7 @@ export class DeliveryWorker {
       if (deliveries[0]?.lane != null && sent > 0) void this.recorder.flush();
       this.startWaiting();
       if (this.inFlight === 0) this.idle?.();
-      if (this.running) this.scheduler.runEnded(left, this.held.mark, this.inFlight);
+      if (this.running) this.scheduler.runEnded(left, this.held.highWater, this.inFlight);
     }
   }
 

@@ -140,7 +140,7 @@ export const eventService = ({ db: tx, hooks }: Work, deps: EventDeps) => {
       const subjects = (publication.subjects ?? []).map((subject) => normalizeSubject(subject));
       const { type, data, orderingKey } = publication;
       const event = { projectId, type, data, subjects, orderingKey };
-      // Foreseen (its deliveries by the last publish of its kind), it goes as one statement, its data
+      // Predicted (its deliveries by the last publish of its kind), it goes as one statement, its data
       // checked against the schema as last read, which that statement checks is still the type's.
       const deliveries = deps.forecast.of(projectId, type, orderingKey);
       const version = await deps.checkData(projectId, type, data, deliveries === undefined);
@@ -152,17 +152,17 @@ export const eventService = ({ db: tx, hooks }: Work, deps: EventDeps) => {
         deps.metrics.published.inc();
       });
       const row = deliveries === undefined ? undefined : await rowOf(event);
-      const foreseen = row && {
+      const predicted = row && {
         statement: store.insertSole(row, deliveries ?? 0, version),
         answer: { eventId: row.id, deliveries: deliveries ?? 0 },
       };
-      const published = await write(hooks, foreseen, async () => {
-        // The type may have a new schema since the reading the foresight trusted: checked as it is now.
-        if (foreseen) await deps.checkData(projectId, type, data, true);
+      const published = await write(hooks, predicted, async () => {
+        // The type may have a new schema since the reading the prediction trusted: checked as it is now.
+        if (predicted) await deps.checkData(projectId, type, data, true);
         return service.emit(event);
       });
-      // The ordinary way wakes the workers itself (emit); the one statement's answer is the foreseen one.
-      if (published === foreseen?.answer && published.deliveries > 0) hooks.onCommit(deps.wake);
+      // The ordinary way wakes the workers itself (emit); the one statement's answer is the predicted one.
+      if (published === predicted?.answer && published.deliveries > 0) hooks.onCommit(deps.wake);
       return published;
     },
 

@@ -104,7 +104,7 @@ export const eventStore = (db: Db) => ({
   },
 
   /**
-   * The outbox as a sole write, foreseen to queue `deliveries`, none of them in an ordered lane, and to
+   * The outbox as a sole write, predicted to queue `deliveries`, none of them in an ordered lane, and to
    * find the type's declaration at `version` (null: undeclared), whose schema the data was checked against.
    */
   insertSole: (event: NewEventRow, deliveries: number, version: number | null): SoleWrite => ({
@@ -167,7 +167,7 @@ export const eventStore = (db: Db) => ({
     return rows[0] as Queued;
   },
 
-  /** The test event as a sole write, foreseen to find the endpoint unordered (an ordered one goes the ordinary way). */
+  /** The test event as a sole write, predicted to find the endpoint unordered (an ordered one goes the ordinary way). */
   insertTestSole: (projectId: string, endpointId: string, eventId: string, test: TestEvent): SoleWrite => ({
     name: 'event-insert-test-sole',
     ctes: TEST_OUTBOX,

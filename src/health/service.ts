@@ -1,11 +1,11 @@
 // GET /api/health: every field from real sources: the database (reachability, migrations), the queue
 // (filled by the delivery module), the capability registry (breakers) and the configuration.
 
-import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { appliedMigrations, MIGRATIONS } from '../db/migrate.ts';
 import { historyRetention } from '../delivery-store/retention.ts';
 import { type QueueCounts, type QueueState, queueCounts, queueState } from '../delivery-store/stats.ts';
+import type { Config } from '../lib/config.ts';
 import { breakerStore, providerStates } from '../plane/capabilities/breakers.ts';
 import type { CapabilityRegistry } from '../registry.ts';
 

@@ -1,7 +1,7 @@
 // Idempotent writes as one layer of the API: every mutating route (POST, PUT, PATCH, DELETE) that needs a
 // key gets it, by wrapping the route's handler when the route is registered. Handlers do their writes on
 // `request.tx` and know nothing else of idempotency; the protocol, the records and the pipelined
-// transaction live in src/idempotency/.
+// transaction live in src/idempotency/ (the whole path, step by step: idempotency/write.ts).
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Database, Db, SoleWrite, TransactionHooks } from '../db/database.ts';

@@ -90,7 +90,7 @@ class PipelinedTransaction {
   /** a transaction may be open on the client */
   private open = false;
   private broken = false;
-  private alongCommit: pg.QueryConfig[] = [];
+  private withCommit: pg.QueryConfig[] = [];
   private committed: (() => void)[] = [];
   private beforeAnswer: ((db: Db) => Promise<void>)[] = [];
   /**
@@ -134,7 +134,7 @@ class PipelinedTransaction {
     let refusal = false;
     try {
       answer = await operation.run(this.handle, {
-        beforeCommit: (statement) => this.alongCommit.push(statement),
+        beforeCommit: (statement) => this.withCommit.push(statement),
         onCommit: (callback) => this.committed.push(callback),
         beforeAnswer: (wait) => this.beforeAnswer.push(wait),
         onRollback: (callback) => this.rolledBack.push(callback),
@@ -148,7 +148,7 @@ class PipelinedTransaction {
       answer = refused;
       refusal = true;
       // Its effects are undone: nothing to announce, and what it took is given back.
-      this.alongCommit = [];
+      this.withCommit = [];
       this.committed = [];
       this.beforeAnswer = [];
       this.settle(false);
@@ -161,13 +161,13 @@ class PipelinedTransaction {
   /**
    * The operation's whole write with the claim, the statements sent with the commit and the record, in
    * one statement; only as the first statement. True when it took place and committed; false when
-   * nothing changed (it was not what was foreseen, or an expired record stood in the way), and the
+   * nothing changed (it was not what was predicted, or an expired record stood in the way), and the
    * operation goes on the ordinary way. A refused claim ends the operation as a first statement's does.
    */
   private async sole(write: SoleWrite, answer: Answer): Promise<boolean> {
     if (this.first || this.soleAnswer) return false;
     const recorded = this.codec.seal(this.claim.fingerprint, answer);
-    const statement = soleStatement(write, this.alongCommit, this.claim, recorded);
+    const statement = soleStatement(write, this.withCommit, this.claim, recorded);
     let sent = false;
     try {
       if (write.together) {
@@ -192,7 +192,7 @@ class PipelinedTransaction {
       }
       throw CLAIM_REFUSED;
     }
-    this.alongCommit = [];
+    this.withCommit = [];
     this.soleAnswer = answer;
     return true;
   }
@@ -243,13 +243,13 @@ class PipelinedTransaction {
     try {
       this.client ??= await this.db.pool.connect();
       const client = this.client;
-      let along = '';
-      for (const statement of this.alongCommit) along += `; ${await executable(client, statement)}`;
+      let sentWith = '';
+      for (const statement of this.withCommit) sentWith += `; ${await executable(client, statement)}`;
       sent = true;
-      if (!this.first) await this.begin(record, `${along}; commit`, false);
+      if (!this.first) await this.begin(record, `${sentWith}; commit`, false);
       else {
         const undo = refusal ? `rollback to savepoint ${SAVEPOINT}; ` : '';
-        await client.query(`${undo}${await executable(client, record)}${along}; commit`);
+        await client.query(`${undo}${await executable(client, record)}${sentWith}; commit`);
       }
     } catch (error) {
       if (this.refused) return this.refused;

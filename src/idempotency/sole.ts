@@ -1,7 +1,7 @@
 // An idempotent write in one statement: the claim, the operation's effect, the statements sent with its
 // commit (an audit entry) and the record of its answer, in one round trip and one implicit transaction:
 //
-//   with <effect's CTEs>, along_0 as (<audit insert>), record as (insert into idempotency_keys …)
+//   with <effect's CTEs>, with_commit_0 as (<audit insert>), record as (insert into idempotency_keys …)
 //   select case when <the key is held or recorded> then idempotency_claim(…) end,
 //          case when (<check>) is not true then sole_write_missed() end [, pg_notify(…)]
 //
@@ -10,7 +10,7 @@
 // no function. Only a key held or recorded calls idempotency_claim, which reads the refusal and raises it
 // (in progress, recorded) as in the pipelined transaction, or deletes a record past its 24 hours and lets
 // the statement go on; that record may still meet the insert, which is then a miss (pipeline.ts).
-// Then the check, which pulls the effect's CTEs and raises when the effect is not what was foreseen (a
+// Then the check, which pulls the effect's CTEs and raises when the effect is not what was predicted (a
 // check that is null counts as not). Any raise undoes the whole statement, record included, so the effect
 // and its record still commit together or not at all. The answer is sealed before the statement runs:
 // that is why only operations whose answer is known beforehand (their ids and times made here) can go
@@ -31,32 +31,32 @@ const texts = new Map<string, string>();
 /** The sole write as the one statement that also claims its key and records its answer. */
 export function soleStatement(
   write: SoleWrite,
-  along: pg.QueryConfig[],
+  withCommit: pg.QueryConfig[],
   claim: Claim,
   recorded: Recorded,
 ): pg.QueryConfig {
   const values = [...write.values];
-  for (const statement of along) values.push(...(statement.values ?? []));
+  for (const statement of withCommit) values.push(...(statement.values ?? []));
   const { notify } = write;
   values.push(claim.projectId, claim.key, recorded.fingerprint, recorded.status, recorded.sealedBody);
   values.push(claim.now, cutoffOf(claim.now), ...(notify ? [notify.channel, notify.payload] : []));
-  const names = [write.name, ...along.map((statement) => statement.name)];
+  const names = [write.name, ...withCommit.map((statement) => statement.name)];
   // Named only when every part is: a part without a name may change from call to call.
   const name = names.every(Boolean) ? `sole:${names.join('+')}${notify ? ':notify' : ''}` : undefined;
   let text = name === undefined ? undefined : texts.get(name);
   if (text === undefined) {
-    text = soleText(write, along);
+    text = soleText(write, withCommit);
     if (name !== undefined) texts.set(name, text);
   }
   return { name, text, values };
 }
 
 /** The statement's text: the write's CTEs, the statements sent along, the record, then the claim and the check. */
-function soleText(write: SoleWrite, along: pg.QueryConfig[]): string {
+function soleText(write: SoleWrite, withCommit: pg.QueryConfig[]): string {
   let count = write.values.length;
   const ctes = [write.ctes];
-  for (const [i, statement] of along.entries()) {
-    ctes.push(`along_${i} as (${shiftParameters(statement.text, count)})`);
+  for (const [i, statement] of withCommit.entries()) {
+    ctes.push(`with_commit_${i} as (${shiftParameters(statement.text, count)})`);
     count += statement.values?.length ?? 0;
   }
   const $ = (n: number) => `$${count + n}`;
@@ -72,7 +72,7 @@ select case when not pg_try_advisory_xact_lock(hashtextextended(${$(1)}::uuid::t
        ${write.notify ? `, pg_notify(${$(8)}, ${$(9)})` : ''}`;
 }
 
-/** Whether the sole write raised because its effect was not what was foreseen: nothing changed. */
+/** Whether the sole write raised because its effect was not what was predicted: nothing changed. */
 export const missed = (error: unknown) => pgCode(error) === 'PCMIS';
 
 /** The statement with each `$n` made `$(n + by)`, to follow `by` parameters of another part. */

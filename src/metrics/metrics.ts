@@ -51,7 +51,7 @@ export class Metrics {
   });
   readonly soleWrites = new client.Counter({
     name: `${PREFIX}sole_writes_total`,
-    help: 'Idempotent writes offered as one statement: committed in one round trip, or missed (not as foreseen; they went statement by statement)',
+    help: 'Idempotent writes offered as one statement: committed in one round trip, or missed (not as predicted; they went statement by statement)',
     labelNames: ['result'] as const,
     registers: [this.registry],
   });

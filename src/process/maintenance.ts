@@ -14,13 +14,13 @@
 //    reservations past their time give their allowance back, and capabilities are asked again to erase
 //    (erasure/asking.ts).
 import type { Logger } from 'pino';
-import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { historyRetention } from '../delivery-store/retention.ts';
 import { analyzeGrown } from '../delivery-store/statistics.ts';
 import type { ErasureAsking } from '../erasure/asking.ts';
 import { idempotencyStore } from '../idempotency/store.ts';
 import { type Clock, DAY_MS, utcDay } from '../lib/clock.ts';
+import type { Config } from '../lib/config.ts';
 import { breakerStore } from '../plane/capabilities/breakers.ts';
 import { dropOldPartitions, ensurePartitions } from '../plane/metering/partitions.ts';
 import { meteringStore } from '../plane/metering/store.ts';

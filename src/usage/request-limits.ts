@@ -1,7 +1,7 @@
 // What every authenticated request passes after authentication: the key's request rate (429
 // RATE_LIMITED), then the project's daily request allowance (429 USAGE_LIMIT_EXCEEDED); an admitted
 // request is counted, a refused one is not.
-import type { Config } from '../config.ts';
+import type { Config } from '../lib/config.ts';
 import { PlatformError } from '../lib/errors.ts';
 import type { UsageLimits } from './limits.ts';
 import type { Meter } from './meter.ts';

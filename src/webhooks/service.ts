@@ -58,7 +58,7 @@ export interface EndpointDeps {
   addresses: UrlCheckOptions;
   /** the registry's event types, for the catalogue */
   registry: CapabilityRegistry;
-  /** what each project's catalogue declares, as last read: what a create foresees */
+  /** what each project's catalogue declares, as last read: what a create predicts */
   declaredTypes: DeclaredTypes;
 }
 
@@ -71,7 +71,7 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
     /**
      * Checks the address (resolving its host name) before the first statement, so no database connection
      * waits on DNS; an idempotent request's claim still comes before the refusal (idempotency/pipeline.ts).
-     * Foreseen to take place (the project has room and declares the types the platform does not), it is
+     * Predicted to take place (the project has room and declares the types the platform does not), it is
      * offered as a sole write; otherwise it goes statement by statement and tells what it found.
      */
     async create(projectId: string, input: { url: string; eventTypes: string[] }) {
@@ -88,7 +88,7 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
       });
       const outside = outsideRegistry(deps.registry, input.eventTypes);
       const declared = await deps.declaredTypes.of(projectId);
-      const foreseen = {
+      const predicted = {
         ...toRecord(newEndpointRow(endpoint)),
         secret: secret.clear,
         unknownEventTypes: outside.filter((type) => !declared.has(type)),
@@ -99,7 +99,7 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
         outside,
         outside.filter((type) => declared.has(type)),
       );
-      return write(hooks, { statement, answer: foreseen }, async () => {
+      return write(hooks, { statement, answer: predicted }, async () => {
         const row = await store.insertWithinLimit(projectId, endpoint);
         if (!row) {
           throw new PlatformError(

@@ -111,7 +111,7 @@ export const endpointStore = (db: Db) => ({
   },
 
   /**
-   * The same insert as a sole write, foreseen to take place, and foreseen to find, of the types `outside`
+   * The same insert as a sole write, predicted to take place, and predicted to find, of the types `outside`
    * the platform's registry, exactly `declared` in the project's catalogue.
    */
   insertSole: (
@@ -212,7 +212,7 @@ export const endpointStore = (db: Db) => ({
   },
 
   /**
-   * The deletion as a sole write, foreseen to find the endpoint unordered: it cancels the pending
+   * The deletion as a sole write, predicted to find the endpoint unordered: it cancels the pending
    * deliveries in the same statement, without the lane lock an ordered endpoint's cancel takes first
    * (delivery-store/enqueue.ts cancelPending); a delivery queued meanwhile is cancelled by the worker that claims it.
    */
@@ -225,7 +225,7 @@ export const endpointStore = (db: Db) => ({
     notify: { channel: DELIVERIES_CHANNEL, payload: id },
   }),
 
-  /** The rotation as a sole write, foreseen to find the endpoint. */
+  /** The rotation as a sole write, predicted to find the endpoint. */
   rotateSole: (projectId: string, id: string, sealedSecret: Buffer): SoleWrite => ({
     name: 'webhook-endpoint-rotate-sole',
     ctes: `rotated as (${ROTATE} returning id)`,

@@ -3,8 +3,8 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_POOL_SIZE } from './lib/defaults.ts';
-import { ConfigError } from './lib/errors.ts';
+import { DEFAULT_POOL_SIZE } from './defaults.ts';
+import { ConfigError } from './errors.ts';
 
 export const ENVIRONMENTS = ['local', 'dev', 'prod'] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];
@@ -54,7 +54,7 @@ export interface Config {
   shutdown: { delayMs: number; timeoutMs: number };
 }
 
-const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
 };
 
