@@ -43,6 +43,10 @@ describe('delivery control', () => {
         ordering: 'none',
         waiting: 0,
         hasPreviousSecret: false,
+        name: null,
+        description: null,
+        metadata: {},
+        headers: {},
         createdAt: undefined,
       },
     );

@@ -88,11 +88,11 @@ describe('the portal on a phone, and its defects', () => {
   test('390 px and 1280 px, English and French: nothing squeezed, no sideways page', async () => {
     for (const width of [390, 1280]) {
       const { page } = await open(width);
-      await fitsWidth(page, width, 'Add endpoint');
+      await fitsWidth(page, width, 'Add an endpoint');
       await screenshot(page, `endpoints-${width}-en`);
       await page.getByLabel('Language').selectOption('fr');
       await page.getByRole('heading', { level: 1, name: 'Points de réception' }).waitFor();
-      await fitsWidth(page, width, 'Ajouter');
+      await fitsWidth(page, width, 'Ajouter un point de réception');
       assert.deepEqual(await accessibilityViolations(page), []);
       await screenshot(page, `endpoints-${width}-fr`);
       await page.close();

@@ -204,7 +204,11 @@ describe('the portal’s screens', () => {
 
       // Subscribe by picking: "all" off, the declared type on, a pattern typed beside it.
       await page.getByRole('link', { name: say(language, 'nav.endpoints') }).click();
+      // The form is behind a button, with the receiver's name and headers beside the URL.
+      await page.getByRole('button', { name: say(language, 'create.title') }).click();
       await page.getByLabel(say(language, 'create.url')).fill(`${good.url}/picked`);
+      await page.getByLabel(say(language, 'receiver.name')).fill(`Picked ${name}`);
+      await page.getByLabel(say(language, 'receiver.headers')).fill('X-Tenant: acme-7');
       await page.getByLabel(say(language, 'types.all')).uncheck();
       await page.getByRole('checkbox', { name: /pay\.payment\.succeeded/ }).check();
       await page.getByLabel(say(language, 'types.other')).fill('shop.*');
@@ -214,11 +218,15 @@ describe('the portal’s screens', () => {
       const listed = (await f.api('GET', '/core/v1/webhook-endpoints')).body.data as {
         url: string;
         eventTypes: string[];
+        name: string | null;
+        headers: Record<string, string>;
       }[];
-      assert.deepEqual(listed.find((e) => e.url.endsWith('/picked'))?.eventTypes, [
-        'pay.payment.succeeded',
-        'shop.*',
-      ]);
+      const picked = listed.find((e) => e.url.endsWith('/picked'));
+      assert.deepEqual(picked?.eventTypes, ['pay.payment.succeeded', 'shop.*']);
+      assert.equal(picked?.name, `Picked ${name}`);
+      assert.deepEqual(picked?.headers, { 'x-tenant': '***' });
+      await page.getByRole('link', { name: say(language, 'endpoint.back') }).click();
+      await page.getByRole('link', { name: `Picked ${name}` }).waitFor();
       await page.close();
     });
   });
@@ -263,19 +271,41 @@ describe('the portal’s screens', () => {
     });
   });
 
-  test('an endpoint’s URL, types and rate are edited in one form; a refused URL is said beside it', async () => {
+  test('an endpoint’s URL, types, rate, name and headers are edited in one form; a refusal is said beside its field', async () => {
     await everywhere(async (f, language, width, name) => {
       const { page } = await open(f.tenant, width, language, `/portal/endpoints/${f.goodId}`);
       await page.getByRole('heading', { level: 2, name: say(language, 'settings.title') }).waitFor();
       await page.getByLabel(say(language, 'create.url')).fill(`${good.url}/moved`);
       await page.getByLabel(say(language, 'types.other')).fill('pay.*, shop.*');
       await page.getByLabel(say(language, 'endpoint.rate')).fill('5');
+      await page.getByLabel(say(language, 'receiver.name')).fill('Ledger');
+      await page.getByLabel(say(language, 'receiver.description')).fill('Finance');
+      await page.getByLabel(say(language, 'receiver.headers')).fill('x-a: 1\nx-b: two words');
       await page.getByRole('button', { name: say(language, 'settings.save') }).click();
       await page.getByText(say(language, 'endpoint.saved')).waitFor();
       const { body } = await f.api('GET', `/core/v1/webhook-endpoints/${f.goodId}`);
       assert.equal(body.url, `${good.url}/moved`);
       assert.deepEqual(body.eventTypes, ['pay.*', 'shop.*']);
       assert.equal(body.rateLimitPerSecond, 5);
+      assert.equal(body.name, 'Ledger');
+      assert.equal(body.description, 'Finance');
+      assert.deepEqual(body.headers, { 'x-a': '***', 'x-b': '***' });
+      // The values are not shown again; a name and a colon alone removes its header.
+      assert.equal(await page.getByLabel(say(language, 'receiver.headers')).inputValue(), '');
+      await page.getByLabel(say(language, 'receiver.headers')).fill('x-a:');
+      await page.getByRole('button', { name: say(language, 'settings.save') }).click();
+      await eventually(
+        async () =>
+          JSON.stringify((await f.api('GET', `/core/v1/webhook-endpoints/${f.goodId}`)).body.headers) ===
+          '{"x-b":"***"}',
+      );
+      await page.getByLabel(say(language, 'receiver.headers')).fill('no colon here');
+      await page.getByRole('button', { name: say(language, 'settings.save') }).click();
+      await page.getByText(say(language, 'receiver.headersLines')).waitFor();
+      await page.getByLabel(say(language, 'receiver.headers')).fill('host: evil');
+      await page.getByRole('button', { name: say(language, 'settings.save') }).click();
+      await page.locator('#endpoint-headers-error').waitFor();
+      await page.getByLabel(say(language, 'receiver.headers')).fill('');
       await page.getByLabel(say(language, 'create.url')).fill('ftp://example.com/');
       await page.getByRole('button', { name: say(language, 'settings.save') }).click();
       await page.locator('#endpoint-url-error').waitFor();
@@ -358,6 +388,38 @@ describe('the portal’s screens', () => {
       await page.getByRole('link', { name: 'shop.order.placed' }).click();
       await page.getByRole('heading', { level: 1, name: 'shop.order.placed' }).waitFor();
       await check(page, `event-from-log-${name}`, width);
+      await page.close();
+    });
+  });
+
+  test('a message found by the webhook-id its receiver got; its page calls each endpoint by its name', async () => {
+    await everywhere(async (f, language, width, name) => {
+      await service.request('PATCH', `/core/v1/webhook-endpoints/${f.goodId}`, {
+        key: f.tenant.key,
+        headers: { ...idem(), 'content-type': 'application/merge-patch+json' },
+        body: { name: `Payments ${name}` },
+      });
+      const events = (await f.api('GET', '/core/v1/events?type=pay.payment.succeeded')).body.data as {
+        id: string;
+      }[];
+      const ids = new Set(events.map((e) => e.id));
+      const got = await eventually(async () =>
+        good.received.find((r) => ids.has(String(r.headers['webhook-id']))),
+      );
+      const webhookId = String(got.headers['webhook-id']);
+      const { page } = await open(f.tenant, width, language, '/portal/events');
+      await page.getByLabel(say(language, 'events.find')).fill('not-an-id');
+      await page.getByRole('button', { name: say(language, 'events.findGo') }).click();
+      await page.getByText(say(language, 'events.notAnId')).waitFor();
+      await page.getByLabel(say(language, 'events.find')).fill(webhookId.toUpperCase());
+      await page.getByRole('button', { name: say(language, 'events.findGo') }).click();
+      await page.getByRole('heading', { level: 1, name: 'pay.payment.succeeded' }).waitFor();
+      await page.getByText(webhookId).waitFor();
+      // The navigation marks Events, and the delivery's endpoint is called by its name.
+      const current = page.locator('nav a[aria-current="page"]');
+      assert.equal(await current.textContent(), say(language, 'nav.events'));
+      await page.getByRole('link', { name: `Payments ${name}` }).waitFor();
+      await check(page, `event-found-${name}`, width);
       await page.close();
     });
   });

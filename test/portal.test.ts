@@ -77,7 +77,14 @@ describe('the portal', () => {
     await expectAccessible(page, 'the endpoint list');
     await screenshot(page, 'endpoints-empty-en');
 
-    // Keyboard only: Tab to the address, type, Tab on, Enter.
+    // Keyboard only: Tab to the button that opens the form, Enter, Tab to the address, type, Enter.
+    for (
+      let i = 0;
+      i < 20 && (await page.evaluate('document.activeElement?.textContent')) !== 'Add an endpoint';
+      i++
+    )
+      await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
     for (let i = 0; i < 20 && (await page.evaluate('document.activeElement?.id')) !== 'url'; i++)
       await page.keyboard.press('Tab');
     await page.keyboard.type('not an address');
@@ -246,6 +253,8 @@ describe('the portal', () => {
       }
       assert.fail(`Tab never reached ${name}`);
     };
+    await tabTo('Add an endpoint');
+    await page.keyboard.press('Enter');
     await tabTo('url');
     await page.keyboard.type(receiver.url);
     await page.keyboard.press('Enter');

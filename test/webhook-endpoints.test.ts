@@ -74,6 +74,10 @@ describe('webhook endpoints', () => {
       ordering: 'none',
       waiting: 0,
       hasPreviousSecret: false,
+      name: null,
+      description: null,
+      metadata: {},
+      headers: {},
       // Neither type is in the project's catalogue: allowed, and reported.
       unknownEventTypes: valid.eventTypes,
     });
@@ -151,10 +155,14 @@ describe('webhook endpoints', () => {
       assert.deepEqual(Object.keys(endpoint).sort(), [
         'active',
         'createdAt',
+        'description',
         'eventTypes',
         'hasPreviousSecret',
+        'headers',
         'id',
         'last24h',
+        'metadata',
+        'name',
         'ordering',
         'paused',
         'rateLimitPerSecond',

@@ -45,6 +45,11 @@ async function create(client: pg.PoolClient, projectId: string, key: string) {
     eventTypes: ['pay.payment.succeeded'],
     sealedSecret: randomBytes(65), // as long as a sealed 32-byte secret
     createdAt: now,
+    name: null,
+    description: null,
+    metadata: {},
+    headerNames: [],
+    sealedHeaders: null,
   };
   // Its type is outside the registry and undeclared, as the HTTP load's is.
   const write = endpointStore(client).insertSole(projectId, endpoint, endpoint.eventTypes, []);

@@ -18,6 +18,8 @@ export interface ClaimedDelivery {
   url: string;
   active_secret: Buffer;
   previous_secret: Buffer | null;
+  /** the endpoint's own headers, sealed (null when it asks for none) */
+  headers_sealed: Buffer | null;
   /** when to send it (epoch ms, the database's clock): now, or its slot under its endpoint's rate */
   send_at: number;
 }

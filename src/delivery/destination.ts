@@ -7,6 +7,8 @@
 export interface Outgoing {
   url: string;
   headers: { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string };
+  /** the endpoint's own headers, sent too (never in place of the ones above) */
+  extra?: Record<string, string>;
   body: string | Buffer;
 }
 

@@ -89,7 +89,13 @@ export function webhookDestination(options: {
   const agent = guardedAgent(options);
   const fixed = { 'content-type': 'application/json', 'user-agent': options.userAgent };
   return {
-    send: ({ url, headers, body }) => post(agent, url, { ...headers, ...fixed }, body, options.timeoutMs),
+    send: ({ url, headers, extra, body }) => {
+      // An endpoint's own headers go first: the transport's and the signature's are never theirs to set.
+      const all = extra
+        ? { ...fixed, ...extra, ...headers, 'content-type': fixed['content-type'] }
+        : { ...headers, ...fixed };
+      return post(agent, url, all, body, options.timeoutMs);
+    },
     close: () => agent.close(),
   };
 }

@@ -32,7 +32,7 @@ import { type AttemptMetrics, countAttempt, nextState } from './outcome.ts';
 import { AttemptRecorder } from './recorder.ts';
 import { ClaimScheduler } from './scheduler.ts';
 import { webhookDestination } from './sender.ts';
-import { signingKeyCache } from './signing.ts';
+import { headersCache, signingKeyCache } from './signing.ts';
 
 const HEARTBEAT_MS = 10_000;
 const CLAIM_BATCH = 200;
@@ -66,6 +66,7 @@ export class DeliveryWorker {
   private readonly store: ReturnType<typeof deliveryStore>;
   private readonly destination: Destination;
   private readonly signingKeys: ReturnType<typeof signingKeyCache>;
+  private readonly endpointHeaders: ReturnType<typeof headersCache>;
   private readonly leaseSeconds: number;
   private readonly concurrency: number;
   /** runs held at once (in flight and claimed to wait for a slot): what claims fill */
@@ -88,6 +89,7 @@ export class DeliveryWorker {
     this.deps = deps;
     this.store = deliveryStore(deps.db);
     this.signingKeys = signingKeyCache(deps.keyring);
+    this.endpointHeaders = headersCache(deps.keyring);
     this.recorder = new AttemptRecorder({
       db: deps.db,
       disableAfterDead: deps.config.disableAfterDead,
@@ -280,6 +282,7 @@ export class DeliveryWorker {
         'webhook-timestamp': String(timestamp),
         'webhook-signature': signatureHeader(secrets, delivery.event_id, timestamp, delivery.body),
       },
+      extra: this.endpointHeaders(delivery.endpoint_id, delivery.headers_sealed),
       body: delivery.body,
     });
     const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;

@@ -15,10 +15,70 @@ export const EventTypesSchema = Type.Array(
   { minItems: 1, maxItems: 50, uniqueItems: true },
 );
 
+/** A header's name as HTTP allows it (a token), written in lower case. */
+export const HEADER_NAME = "^[a-z0-9!#$%&'*+.^_`|~-]{1,100}$";
+
+const METADATA_KEY = Type.String({ pattern: '^[a-zA-Z0-9_.-]{1,40}$' });
+const METADATA_VALUE = Type.String({ maxLength: 500 });
+const HEADER_KEY = Type.String({ pattern: HEADER_NAME });
+// visible ASCII, with spaces inside only
+const HEADER_VALUE = Type.String({
+  maxLength: 1024,
+  pattern: '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$',
+});
+const HEADERS_ALLOWED = 'Not allowed: hop-by-hop headers, host, content-length, content-type, webhook-*';
+
+/** What a receiver is called and carries: the fields every endpoint may set on create. */
+const receiverFields = {
+  name: Type.Optional(
+    Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()], {
+      description: 'what the project calls it, shown in the portal; null by default',
+    }),
+  ),
+  description: Type.Optional(
+    Type.Union([Type.String({ maxLength: 1000 }), Type.Null()], { description: 'null by default' }),
+  ),
+  metadata: Type.Optional(
+    Type.Record(METADATA_KEY, METADATA_VALUE, {
+      maxProperties: 20,
+      additionalProperties: false,
+      description: 'the project’s own labels, at most 20, kept and shown as given',
+    }),
+  ),
+  headers: Type.Optional(
+    Type.Record(HEADER_KEY, HEADER_VALUE, {
+      maxProperties: 20,
+      additionalProperties: false,
+      description: `at most 20 headers sent with every delivery, names in lower case; their values are write-only and answered as ***. ${HEADERS_ALLOWED}`,
+    }),
+  ),
+};
+
+/** The same fields in a PATCH: metadata and headers merge (a name set to null is removed). */
+const receiverChanges = {
+  name: receiverFields.name,
+  description: receiverFields.description,
+  metadata: Type.Optional(
+    Type.Record(METADATA_KEY, Type.Union([METADATA_VALUE, Type.Null()]), {
+      maxProperties: 40,
+      additionalProperties: false,
+      description: 'merged into the metadata: a key set to null is removed; at most 20 remain',
+    }),
+  ),
+  headers: Type.Optional(
+    Type.Record(HEADER_KEY, Type.Union([HEADER_VALUE, Type.Null()]), {
+      maxProperties: 40,
+      additionalProperties: false,
+      description: `merged into the headers: a value replaces, null removes; at most 20 remain. ${HEADERS_ALLOWED}`,
+    }),
+  ),
+};
+
 export const CreateEndpointBodySchema = Type.Object(
   {
     url: Type.String({ format: 'uri', maxLength: MAX_URL_LENGTH, description: 'a public HTTPS address' }),
     eventTypes: EventTypesSchema,
+    ...receiverFields,
   },
   {
     additionalProperties: false,
@@ -46,6 +106,12 @@ const endpointFields = {
   ordering: OrderingSchema,
   waiting: Type.Integer({ minimum: 0, description: 'its pending deliveries' }),
   hasPreviousSecret: Type.Boolean(),
+  name: Type.Union([Type.String(), Type.Null()]),
+  description: Type.Union([Type.String(), Type.Null()]),
+  metadata: Type.Record(Type.String(), Type.String()),
+  headers: Type.Record(Type.String(), Type.Literal('***'), {
+    description: 'the names of the headers sent with every delivery; their values are never shown',
+  }),
   createdAt: Type.String({ format: 'date-time' }),
 };
 
@@ -59,6 +125,10 @@ const endpointExample = {
   ordering: 'none',
   waiting: 0,
   hasPreviousSecret: false,
+  name: 'Payments ledger',
+  description: null,
+  metadata: { team: 'finance' },
+  headers: { 'x-tenant': '***' },
   createdAt: '2026-11-24T09:30:00.000Z',
 };
 
@@ -91,6 +161,7 @@ export const EndpointPatchSchema = Type.Object(
     active: Type.Optional(
       Type.Boolean({ description: 'true re-enables a disabled endpoint, keeping its secrets' }),
     ),
+    ...receiverChanges,
   },
   { additionalProperties: false, examples: [{ rateLimitPerSecond: 50, ordering: 'endpoint' }] },
 );

@@ -13,6 +13,15 @@ import type { Keyring } from '../lib/crypto.ts';
 import { notFound, PlatformError } from '../lib/errors.ts';
 import type { CapabilityRegistry } from '../registry.ts';
 import { checkWebhookUrl, type UrlCheckOptions } from './address-policy.ts';
+import {
+  MOST_HEADERS,
+  MOST_METADATA,
+  maskedHeaders,
+  merged,
+  openHeaders,
+  requireAllowedHeaders,
+  sealHeaders,
+} from './headers.ts';
 import { newSecret } from './secrets.ts';
 import {
   DELETED,
@@ -34,8 +43,27 @@ export interface WebhookEndpoint {
   /** its pending deliveries */
   waiting: number;
   hasPreviousSecret: boolean;
+  name: string | null;
+  description: string | null;
+  metadata: Record<string, string>;
+  /** the names of its own headers, each as *** */
+  headers: Record<string, '***'>;
   createdAt: string;
 }
+
+/** What a create may give beyond the address and types. */
+export interface ReceiverInput {
+  name?: string | null;
+  description?: string | null;
+  metadata?: Record<string, string>;
+  headers?: Record<string, string>;
+}
+
+/** What a PATCH may give: metadata and headers merge into what the endpoint has. */
+export type EndpointPatch = Omit<EndpointChange, 'metadata' | 'headers'> & {
+  metadata?: Record<string, string | null>;
+  headers?: Record<string, string | null>;
+};
 
 const toRecord = (row: EndpointRow): WebhookEndpoint => ({
   id: row.id,
@@ -47,10 +75,12 @@ const toRecord = (row: EndpointRow): WebhookEndpoint => ({
   ordering: row.ordering,
   waiting: row.waiting,
   hasPreviousSecret: row.has_previous_secret,
+  name: row.name,
+  description: row.description,
+  metadata: row.metadata,
+  headers: maskedHeaders(row.header_names),
   createdAt: row.created_at.toISOString(),
 });
-
-/** How a write offers itself as one statement (TransactionHooks.sole). */
 
 export interface EndpointDeps {
   keyring: Keyring;
@@ -74,17 +104,31 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
      * Predicted to take place (the project has room and declares the types the platform does not), it is
      * offered as a sole write; otherwise it goes statement by statement and tells what it found.
      */
-    async create(projectId: string, input: { url: string; eventTypes: string[] }) {
+    async create(projectId: string, input: { url: string; eventTypes: string[] } & ReceiverInput) {
+      const headers = input.headers ?? {};
+      requireAllowedHeaders(headers);
       await requireAllowedUrl(input.url, deps.addresses);
       const id = randomUUID();
       const secret = newSecret(keyring, id);
-      // The wall clock, as the database's now() was: the service's clock is for what tests move.
-      const endpoint = { id, ...input, sealedSecret: secret.sealed, createdAt: new Date() };
+      const endpoint = {
+        id,
+        url: input.url,
+        eventTypes: input.eventTypes,
+        sealedSecret: secret.sealed,
+        // The wall clock, as the database's now() was: the service's clock is for what tests move.
+        createdAt: new Date(),
+        name: input.name ?? null,
+        description: input.description ?? null,
+        metadata: input.metadata ?? {},
+        headerNames: Object.keys(headers),
+        sealedHeaders: sealHeaders(keyring, id, headers),
+      };
+      const given = (['name', 'description', 'metadata', 'headers'] as const).filter((f) => f in input);
       audit({
         action: 'endpoint.created',
         projectId,
         target: { type: 'endpoint', id },
-        fields: ['url', 'eventTypes'],
+        fields: ['url', 'eventTypes', ...given],
       });
       const outside = outsideRegistry(deps.registry, input.eventTypes);
       const declared = await deps.declaredTypes.of(projectId);
@@ -150,9 +194,11 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
      * ordering and active. Disabling cancels what is pending; a new ordering re-lanes it; a new rate frees
      * the slots the old one reserved.
      */
-    async update(projectId: string, id: string, change: EndpointChange) {
-      if (change.url !== undefined) await requireAllowedUrl(change.url, deps.addresses);
+    async update(projectId: string, id: string, patch: EndpointPatch) {
+      if (patch.headers) requireAllowedHeaders(patch.headers);
+      if (patch.url !== undefined) await requireAllowedUrl(patch.url, deps.addresses);
       await lockLanes(db, [id]);
+      const { change, headersChanged } = await this.merge(projectId, id, patch);
       const before = await store.update(projectId, id, change);
       if (!before) throw notFound('webhook endpoint');
       if (before.was_active && change.active === false) {
@@ -163,20 +209,42 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
       }
       if (change.rateLimitPerSecond !== undefined) await forgetSlots(db, projectId, id);
       // Audited only where a value changed: a patch that changes nothing leaves no entry.
-      const was: Record<keyof EndpointChange, unknown> = {
+      const was: Record<Exclude<keyof EndpointChange, 'headers'>, unknown> = {
         url: before.was_url,
         eventTypes: before.was_event_types,
         rateLimitPerSecond: before.was_rate,
         ordering: before.was_ordering,
         active: before.was_active,
+        name: before.was_name,
+        description: before.was_description,
+        metadata: before.was_metadata,
       };
-      const fields = (Object.keys(change) as (keyof EndpointChange)[]).filter(
-        (field) => JSON.stringify(change[field]) !== JSON.stringify(was[field]),
+      const fields: string[] = (Object.keys(was) as (keyof typeof was)[]).filter(
+        (field) => field in change && JSON.stringify(change[field]) !== JSON.stringify(was[field]),
       );
+      if (headersChanged) fields.push('headers'); // its name only: never a value
       if (fields.length > 0) {
         audit({ action: 'endpoint.updated', projectId, target: { type: 'endpoint', id }, fields });
       }
       return this.get(projectId, id);
+    },
+
+    /**
+     * A patch's metadata and headers merged into the endpoint's (its row locked): the whole of each as the
+     * change to write, the headers resealed; whether the headers changed. Without them, nothing is read.
+     */
+    async merge(projectId: string, id: string, patch: EndpointPatch) {
+      const { metadata, headers, ...rest } = patch;
+      const change: EndpointChange = rest;
+      if (!metadata && !headers) return { change, headersChanged: false };
+      const current = await store.receiverForUpdate(projectId, id);
+      if (!current) throw notFound('webhook endpoint');
+      if (metadata) change.metadata = merged('metadata', current.metadata, metadata, MOST_METADATA);
+      if (!headers) return { change, headersChanged: false };
+      const before = openHeaders(keyring, id, current.headers_sealed);
+      const after = merged('headers', before, headers, MOST_HEADERS);
+      change.headers = { names: Object.keys(after), sealed: sealHeaders(keyring, id, after) };
+      return { change, headersChanged: JSON.stringify(before) !== JSON.stringify(after) };
     },
 
     /** Pauses or resumes: deliveries go on being created; a paused endpoint's are held, not sent. */

@@ -15,13 +15,17 @@ export interface EndpointRow {
   ordering: 'none' | 'endpoint' | 'key';
   waiting: number;
   has_previous_secret: boolean;
+  name: string | null;
+  description: string | null;
+  metadata: Record<string, string>;
+  header_names: string[];
   created_at: Date;
 }
 
 /** An endpoint's record, with how many of its deliveries are pending (its queue rows). */
 const RECORD = `id, url, event_types, active, paused, rate_limit_per_second, ordering,
   ${waitingOf('webhook_endpoints')} as waiting,
-  previous_secret is not null as has_previous_secret, created_at`;
+  previous_secret is not null as has_previous_secret, name, description, metadata, header_names, created_at`;
 
 /** Why a deleted endpoint's pending deliveries were cancelled. */
 export const DELETED = 'endpoint deleted';
@@ -33,6 +37,11 @@ export interface NewEndpoint {
   eventTypes: string[];
   sealedSecret: Buffer;
   createdAt: Date;
+  name: string | null;
+  description: string | null;
+  metadata: Record<string, string>;
+  headerNames: string[];
+  sealedHeaders: Buffer | null;
 }
 
 /** The row a new endpoint has: its columns' defaults (migrations 0003 and 0012), nothing pending. */
@@ -46,24 +55,29 @@ export const newEndpointRow = (endpoint: NewEndpoint): EndpointRow => ({
   ordering: 'none',
   waiting: 0,
   has_previous_secret: false,
+  name: endpoint.name,
+  description: endpoint.description,
+  metadata: endpoint.metadata,
+  header_names: endpoint.headerNames,
   created_at: endpoint.createdAt,
 });
 
-/** A slot for one more endpoint of project $1 (of at most $7): the project's count, raised (if `also`). */
+/** A slot for one more endpoint of project $1 (of at most $12): the project's count, raised (if `also`). */
 const slot = (also = '') => `slot as (
   update projects set webhook_endpoints = webhook_endpoints + 1
-   where id = $1 and webhook_endpoints < $7 ${also}
+   where id = $1 and webhook_endpoints < $12 ${also}
   returning id
 )`;
 
-/** Of the types $8, project $1's catalogue declares exactly $9 (sorted): what the answer foresaw. */
-const DECLARES_AS_FORESEEN = `and array(
-  select c.name from event_types c where c.project_id = $1 and c.name = any($8::text[]) order by c.name collate "C"
-) = $9::text[]`;
+/** Of the types $13, project $1's catalogue declares exactly $14 (sorted): what the answer predicted. */
+const DECLARES_AS_PREDICTED = `and array(
+  select c.name from event_types c where c.project_id = $1 and c.name = any($13::text[]) order by c.name collate "C"
+) = $14::text[]`;
 
-/** The insert of a new endpoint ($1-$6) into the slot the `slot` CTE took; each caller says what it returns. */
-const INSERT = `insert into webhook_endpoints (project_id, id, url, event_types, active_secret, created_at)
-  select slot.id, $2, $3, $4, $5, $6 from slot`;
+/** The insert of a new endpoint ($1-$11) into the slot the `slot` CTE took; each caller says what it returns. */
+const INSERT = `insert into webhook_endpoints (project_id, id, url, event_types, active_secret, created_at,
+                                               name, description, metadata, header_names, headers_sealed)
+  select slot.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 from slot`;
 
 /** CTEs `gone` (the endpoint $2 of project $1 deleted, with its ordering) and `counted` (its slot given back). */
 const DELETE = `gone as (
@@ -83,6 +97,11 @@ const newEndpointValues = (projectId: string, e: NewEndpoint) => [
   e.eventTypes,
   e.sealedSecret,
   e.createdAt,
+  e.name,
+  e.description,
+  e.metadata,
+  e.headerNames,
+  e.sealedHeaders,
 ];
 
 /** What a PATCH may change (docs/api.md, Steering delivery). */
@@ -92,6 +111,12 @@ export interface EndpointChange {
   rateLimitPerSecond?: number | null;
   ordering?: 'none' | 'endpoint' | 'key';
   active?: boolean;
+  name?: string | null;
+  description?: string | null;
+  /** the whole metadata after the patch's merge */
+  metadata?: Record<string, string>;
+  /** the whole headers after the patch's merge: their names, and their values sealed (null for none) */
+  headers?: { names: string[]; sealed: Buffer | null };
 }
 
 export const endpointStore = (db: Db) => ({
@@ -122,11 +147,20 @@ export const endpointStore = (db: Db) => ({
   ): SoleWrite => ({
     name: 'webhook-endpoint-insert-sole',
     together: { locks: `projects/${projectId}` }, // it updates the project's row (its slot), and inserts
-    ctes: `${slot(DECLARES_AS_FORESEEN)},
+    ctes: `${slot(DECLARES_AS_PREDICTED)},
            endpoint as (${INSERT} returning id)`,
     check: 'exists (select from endpoint)',
     values: [...newEndpointValues(projectId, endpoint), ENDPOINTS_PER_PROJECT, outside, [...declared].sort()],
   }),
+
+  /** The endpoint's metadata and sealed headers, its row locked for the change that merges into them. */
+  async receiverForUpdate(projectId: string, id: string) {
+    const { rows } = await db.query<{ metadata: Record<string, string>; headers_sealed: Buffer | null }>(
+      `select metadata, headers_sealed from webhook_endpoints where project_id = $1 and id = $2 for update`,
+      [projectId, id],
+    );
+    return rows[0];
+  },
 
   async get(projectId: string, id: string) {
     const { rows } = await db.query<EndpointRow>({
@@ -149,6 +183,9 @@ export const endpointStore = (db: Db) => ({
         was_rate: number | null;
         was_active: boolean;
         was_ordering: string;
+        was_name: string | null;
+        was_description: string | null;
+        was_metadata: Record<string, string>;
       }
     >(
       `update webhook_endpoints
@@ -158,9 +195,15 @@ export const endpointStore = (db: Db) => ({
               ${resetRateState('$5')},
               ordering = coalesce($7, ordering),
               active = coalesce($8, active),
-              ${resetDeadStreak('$8 and not active')}
+              ${resetDeadStreak('$8 and not active')},
+              name = case when $9 then $10 else name end,
+              description = case when $11 then $12 else description end,
+              metadata = coalesce($13, metadata),
+              header_names = coalesce($14, header_names),
+              headers_sealed = case when $14 is null then headers_sealed else $15 end
          from (select url as was_url, event_types as was_event_types, rate_limit_per_second as was_rate,
-                      active as was_active, ordering as was_ordering
+                      active as was_active, ordering as was_ordering, name as was_name,
+                      description as was_description, metadata as was_metadata
                  from webhook_endpoints where project_id = $1 and id = $2 for update) as before
         where project_id = $1 and id = $2
        returning ${RECORD}, before.*`,
@@ -173,6 +216,13 @@ export const endpointStore = (db: Db) => ({
         change.rateLimitPerSecond ?? null,
         change.ordering ?? null,
         change.active ?? null,
+        change.name !== undefined,
+        change.name ?? null,
+        change.description !== undefined,
+        change.description ?? null,
+        change.metadata ?? null,
+        change.headers?.names ?? null,
+        change.headers?.sealed ?? null,
       ],
     );
     return rows[0];

@@ -59,7 +59,7 @@ export class PlatformClient {
       this.#t.call('post', '/core/v1/webhook-endpoints', { body }, o),
     list: (o?: CallOptions) => this.#t.call('get', '/core/v1/webhook-endpoints', {}, o),
     get: (id: string, o?: CallOptions) => this.#t.call('get', ENDPOINT, { params: { id } }, o),
-    /** A JSON merge patch: url, eventTypes, rateLimitPerSecond, ordering, active. */
+    /** A JSON merge patch: url, eventTypes, rateLimitPerSecond, ordering, active, name, description; metadata and headers merge (null removes). */
     update: (id: string, body: Body<typeof ENDPOINT, 'patch'>, o?: CallOptions) =>
       this.#t.call('patch', ENDPOINT, { params: { id }, body }, o),
     delete: (id: string, o?: CallOptions) => this.#t.call('delete', ENDPOINT, { params: { id } }, o),

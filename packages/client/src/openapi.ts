@@ -876,6 +876,14 @@ export interface components {
          *       "ordering": "none",
          *       "waiting": 0,
          *       "hasPreviousSecret": false,
+         *       "name": "Payments ledger",
+         *       "description": null,
+         *       "metadata": {
+         *         "team": "finance"
+         *       },
+         *       "headers": {
+         *         "x-tenant": "***"
+         *       },
          *       "createdAt": "2026-11-24T09:30:00.000Z"
          *     }
          */
@@ -895,6 +903,15 @@ export interface components {
             /** @description its pending deliveries */
             waiting: number;
             hasPreviousSecret: boolean;
+            name: string | null;
+            description: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description the names of the headers sent with every delivery; their values are never shown */
+            headers: {
+                [key: string]: "***";
+            };
             /** Format: date-time */
             createdAt: string;
         };
@@ -912,6 +929,14 @@ export interface components {
          *       "ordering": "none",
          *       "waiting": 0,
          *       "hasPreviousSecret": false,
+         *       "name": "Payments ledger",
+         *       "description": null,
+         *       "metadata": {
+         *         "team": "finance"
+         *       },
+         *       "headers": {
+         *         "x-tenant": "***"
+         *       },
          *       "createdAt": "2026-11-24T09:30:00.000Z",
          *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
          *       "unknownEventTypes": []
@@ -933,6 +958,15 @@ export interface components {
             /** @description its pending deliveries */
             waiting: number;
             hasPreviousSecret: boolean;
+            name: string | null;
+            description: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description the names of the headers sent with every delivery; their values are never shown */
+            headers: {
+                [key: string]: "***";
+            };
             /** Format: date-time */
             createdAt: string;
             /** @description whsec_…, shown this one time only */
@@ -957,6 +991,15 @@ export interface components {
                 /** @description its pending deliveries */
                 waiting: number;
                 hasPreviousSecret: boolean;
+                name: string | null;
+                description: string | null;
+                metadata: {
+                    [key: string]: string;
+                };
+                /** @description the names of the headers sent with every delivery; their values are never shown */
+                headers: {
+                    [key: string]: "***";
+                };
                 /** Format: date-time */
                 createdAt: string;
                 /** @description its delivery attempts in the last 24 hours (of events of that time), and how many succeeded */
@@ -2022,6 +2065,18 @@ export interface operations {
                      */
                     url: string;
                     eventTypes: string[];
+                    /** @description what the project calls it, shown in the portal; null by default */
+                    name?: string | null;
+                    /** @description null by default */
+                    description?: string | null;
+                    /** @description the project’s own labels, at most 20, kept and shown as given */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description at most 20 headers sent with every delivery, names in lower case; their values are write-only and answered as ***. Not allowed: hop-by-hop headers, host, content-length, content-type, webhook-* */
+                    headers?: {
+                        [key: string]: string;
+                    };
                 };
             };
         };
@@ -2337,6 +2392,18 @@ export interface operations {
                     ordering?: "none" | "endpoint" | "key";
                     /** @description true re-enables a disabled endpoint, keeping its secrets */
                     active?: boolean;
+                    /** @description what the project calls it, shown in the portal; null by default */
+                    name?: string | null;
+                    /** @description null by default */
+                    description?: string | null;
+                    /** @description merged into the metadata: a key set to null is removed; at most 20 remain */
+                    metadata?: {
+                        [key: string]: string | null;
+                    };
+                    /** @description merged into the headers: a value replaces, null removes; at most 20 remain. Not allowed: hop-by-hop headers, host, content-length, content-type, webhook-* */
+                    headers?: {
+                        [key: string]: string | null;
+                    };
                 };
             };
         };

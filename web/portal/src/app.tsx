@@ -59,14 +59,14 @@ export function App({ session, onExpired }: { session: Session; onExpired: () =>
         <nav aria-label={t('app.title')}>
           <a
             href="/portal/"
-            aria-current={usage || types || events ? undefined : 'page'}
+            aria-current={usage || types || events || event ? undefined : 'page'}
             onClick={(e) => follow(e, '/portal/')}
           >
             {t('nav.endpoints')}
           </a>
           <a
             href="/portal/events"
-            aria-current={events ? 'page' : undefined}
+            aria-current={events || event ? 'page' : undefined}
             onClick={(e) => follow(e, '/portal/events')}
           >
             {t('nav.events')}

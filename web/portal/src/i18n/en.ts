@@ -124,6 +124,17 @@ export const en = {
   'example.type': 'Event type',
   'example.send': 'Send example',
   'example.sent': 'An example of {type} was sent to this endpoint.',
+  'receiver.name': 'Name',
+  'receiver.description': 'Description',
+  'receiver.headers': 'Headers sent with every delivery',
+  'receiver.headersHint': 'One per line, written name: value. Their values are never shown again.',
+  'receiver.headersChange':
+    'One per line, written name: value, to add or replace a header; a name followed by a colon alone removes it. Values are never shown.',
+  'receiver.headersSet': 'Set now: {names}.',
+  'receiver.headersLines': 'Write each header on its own line as name: value.',
+  'events.find': 'Find a message by its event id or webhook-id',
+  'events.findGo': 'Find',
+  'events.notAnId': 'An event id and a webhook-id look like 0193b0a4-1e0b-7d4e-9f10-a1b2c3d4e5f6.',
 } as const;
 
 export type MessageKey = keyof typeof en;

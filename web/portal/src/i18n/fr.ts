@@ -125,4 +125,16 @@ export const fr: Messages = {
   'example.type': 'Type d’événement',
   'example.send': 'Envoyer l’exemple',
   'example.sent': 'Un exemple de {type} a été envoyé à ce point de réception.',
+  'receiver.name': 'Nom',
+  'receiver.description': 'Description',
+  'receiver.headers': 'En-têtes envoyés avec chaque livraison',
+  'receiver.headersHint': 'Un par ligne, écrit nom: valeur. Leurs valeurs ne sont plus jamais affichées.',
+  'receiver.headersChange':
+    'Un par ligne, écrit nom: valeur, pour ajouter ou remplacer un en-tête ; un nom suivi de deux-points seuls le retire. Les valeurs ne sont jamais affichées.',
+  'receiver.headersSet': 'Définis : {names}.',
+  'receiver.headersLines': 'Écrivez chaque en-tête sur sa propre ligne, sous la forme nom: valeur.',
+  'events.find': 'Retrouver un message par son identifiant d’événement ou son webhook-id',
+  'events.findGo': 'Chercher',
+  'events.notAnId':
+    'Un identifiant d’événement ou un webhook-id s’écrit comme 0193b0a4-1e0b-7d4e-9f10-a1b2c3d4e5f6.',
 };

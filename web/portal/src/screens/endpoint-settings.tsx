@@ -1,11 +1,12 @@
-// An endpoint's settings (its URL, the types it takes, its rate) saved as one merge patch, and deleting
+// An endpoint's settings (its URL, the types it takes, its rate, its name, description and headers) saved
+// as one merge patch, and deleting
 // it behind a confirmation whose focus starts on the choice that changes nothing.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, type Endpoint } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { navigate } from '../router.ts';
 import { Failure, useActionKeys } from './common.tsx';
-import { fieldError, UrlField } from './endpoints.tsx';
+import { fieldError, ReceiverFields, receiverBody, UrlField } from './receiver-fields.tsx';
 import { TypePicker } from './type-picker.tsx';
 
 export function EndpointSettings({
@@ -19,15 +20,21 @@ export function EndpointSettings({
   const [failure, setFailure] = useState<unknown>();
   const [saved, setSaved] = useState(false);
   const [types, setTypes] = useState(endpoint.eventTypes);
+  const [linesInvalid, setLinesInvalid] = useState(false);
   const keys = useActionKeys();
   const submit = async (event: SubmitEvent) => {
     event.preventDefault();
-    const form = new FormData(event.currentTarget as HTMLFormElement);
+    const element = event.currentTarget as HTMLFormElement;
+    const form = new FormData(element);
     const rate = String(form.get('rate') ?? '').trim();
+    const receiver = receiverBody(form, false);
+    setLinesInvalid(receiver.headersInvalid);
+    if (receiver.headersInvalid) return;
     const body = {
       url: String(form.get('url') ?? '').trim(),
       eventTypes: types,
       rateLimitPerSecond: rate === '' ? null : Number(rate),
+      ...receiver.body,
     };
     setSaved(false);
     setFailure(undefined);
@@ -37,6 +44,9 @@ export function EndpointSettings({
         await call<Endpoint>('PATCH', `/core/v1/webhook-endpoints/${endpoint.id}`, { body, idempotencyKey }),
       );
       keys.settle(JSON.stringify(body));
+      // The header lines were applied: their values are not shown again.
+      const lines = element.elements.namedItem('headers');
+      if (lines instanceof HTMLTextAreaElement) lines.value = '';
       setSaved(true);
     } catch (error) {
       keys.settle(JSON.stringify(body), error);
@@ -45,6 +55,8 @@ export function EndpointSettings({
   };
   const urlError = fieldError(failure, '/url');
   const rateError = fieldError(failure, '/rateLimitPerSecond');
+  const headersError = linesInvalid ? t('receiver.headersLines') : fieldError(failure, '/headers');
+  const nameError = fieldError(failure, '/name');
   return (
     <section aria-labelledby="settings-title">
       <h2 id="settings-title">{t('settings.title')}</h2>
@@ -61,7 +73,8 @@ export function EndpointSettings({
           aria-invalid={rateError ? 'true' : undefined}
         />
         {rateError && <p class="field-error">{rateError}</p>}
-        {!urlError && !rateError && <Failure error={failure} />}
+        <ReceiverFields endpoint={endpoint} headersError={headersError} nameError={nameError} />
+        {!urlError && !rateError && !headersError && !nameError && <Failure error={failure} />}
         <div class="actions">
           <button type="submit" class="secondary">
             {t('settings.save')}

@@ -6,9 +6,9 @@ import { useLocale } from '../i18n/index.ts';
 import { follow } from '../router.ts';
 import { EndpointBadge, Failure, useActionKeys } from './common.tsx';
 import { DeliveryLog } from './delivery-log.tsx';
+import { freshSecrets } from './endpoint-create.tsx';
 import { DeleteEndpoint, EndpointSettings } from './endpoint-settings.tsx';
 import { EndpointStats } from './endpoint-stats.tsx';
-import { freshSecrets } from './endpoints.tsx';
 import { Recover } from './recover.tsx';
 import { SendExample } from './send-example.tsx';
 
@@ -56,7 +56,9 @@ export function EndpointScreen({ id }: { id: string }) {
           ← {t('endpoint.back')}
         </a>
       </p>
-      <h1 tabIndex={-1}>{endpoint.url}</h1>
+      <h1 tabIndex={-1}>{endpoint.name ?? endpoint.url}</h1>
+      {endpoint.name && <p class="under">{endpoint.url}</p>}
+      {endpoint.description && <p>{endpoint.description}</p>}
       <p class="state">
         <EndpointBadge endpoint={endpoint} />
         {!endpoint.active && <span> {t('endpoint.disabledWhy')}</span>}

@@ -16,6 +16,16 @@ export function EventScreen({ id }: { id: string }) {
   const [failure, setFailure] = useState<unknown>();
   const [notice, setNotice] = useState<string>();
   const [pending, setPending] = useState(false);
+  /** each endpoint's name (or URL), to call a delivery's endpoint by it */
+  const [names, setNames] = useState(new Map<string, string>());
+  useEffect(
+    () =>
+      void call<Schemas['WebhookEndpointList']>('GET', '/core/v1/webhook-endpoints').then(
+        (r) => setNames(new Map(r.data.map((e) => [e.id, e.name ?? e.url]))),
+        () => {}, // the deliveries still show, by the endpoint's id
+      ),
+    [],
+  );
   const load = () =>
     call<{ body: Event; text: string }>('GET', `/core/v1/events/${id}`, { asText: true }).then(
       ({ body, text }) => {
@@ -68,7 +78,8 @@ export function EventScreen({ id }: { id: string }) {
                   href={`/portal/endpoints/${delivery.endpointId}`}
                   onClick={(e) => follow(e, `/portal/endpoints/${delivery.endpointId}`)}
                 >
-                  {t('event.endpoint')} {delivery.endpointId.slice(0, 8)}
+                  {names.get(delivery.endpointId) ??
+                    `${t('event.endpoint')} ${delivery.endpointId.slice(0, 8)}`}
                 </a>
               </td>
               <td>{t(`state.${delivery.state}`)}</td>

@@ -1,9 +1,10 @@
 // The project's event log: every event, newest first, with its deliveries by state, filtered by type,
-// by a delivery's state and by time; each event opens its own screen (payload, deliveries, replay).
+// by a delivery's state and by time; each event opens its own screen (payload, deliveries, replay). A
+// message a receiver got is found by its webhook-id, which is its event's id.
 import { useEffect, useState } from 'preact/hooks';
 import { call, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
-import { follow } from '../router.ts';
+import { follow, navigate } from '../router.ts';
 import { DELIVERY_STATES, DeliveryBadge, Failure, StateSelect } from './common.tsx';
 
 type EventPage = Schemas['EventPage'];
@@ -43,9 +44,40 @@ export function EventsScreen() {
     }
     setFilter(chosen);
   };
+  const [notAnId, setNotAnId] = useState(false);
+  const find = (event: SubmitEvent) => {
+    event.preventDefault();
+    const id = String(new FormData(event.currentTarget as HTMLFormElement).get('id') ?? '')
+      .trim()
+      .toLowerCase();
+    const valid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id);
+    setNotAnId(!valid);
+    if (valid) navigate(`/portal/events/${id}`);
+  };
   return (
     <>
       <h1 tabIndex={-1}>{t('events.title')}</h1>
+      <search>
+        <form class="inline" onSubmit={find}>
+          <label for="events-find">{t('events.find')}</label>
+          <input
+            id="events-find"
+            name="id"
+            spellcheck={false}
+            placeholder="0193b0a4-1e0b-7d4e-…"
+            aria-invalid={notAnId ? 'true' : undefined}
+            aria-describedby={notAnId ? 'events-find-error' : undefined}
+          />
+          <button type="submit" class="secondary">
+            {t('events.findGo')}
+          </button>
+        </form>
+      </search>
+      {notAnId && (
+        <p id="events-find-error" class="field-error">
+          {t('events.notAnId')}
+        </p>
+      )}
       <form class="inline" onSubmit={apply}>
         <label for="events-type">{t('log.filterType')}</label>
         <input id="events-type" name="type" placeholder="pay.payment.succeeded" />

@@ -1,0 +1,96 @@
+// Adding an endpoint: a button under the list that opens the form (its URL, the types it takes, picked
+// from the catalogue, and what the receiver is called and carries), as webhook portals do; the form
+// closes again without a trace when cancelled.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, call, newKey, type Schemas } from '../api.ts';
+import { useLocale } from '../i18n/index.ts';
+import { navigate } from '../router.ts';
+import { Failure } from './common.tsx';
+import { fieldError, ReceiverFields, receiverBody, UrlField } from './receiver-fields.tsx';
+import { TypePicker } from './type-picker.tsx';
+
+/** Secrets just shown by the API, for the endpoint's screen to show once. */
+export const freshSecrets = new Map<string, string>();
+
+export function CreateEndpoint() {
+  const { t } = useLocale();
+  const [open, setOpen] = useState(false);
+  if (!open) {
+    return (
+      <div class="actions">
+        <button type="button" onClick={() => setOpen(true)}>
+          {t('create.title')}
+        </button>
+      </div>
+    );
+  }
+  return <CreateForm onCancel={() => setOpen(false)} />;
+}
+
+function CreateForm({ onCancel }: { onCancel: () => void }) {
+  const { t } = useLocale();
+  const [pending, setPending] = useState(false);
+  const [failure, setFailure] = useState<unknown>();
+  const [linesInvalid, setLinesInvalid] = useState(false);
+  const [types, setTypes] = useState<string[]>(['*']);
+  // One key per intended creation: a second click, or the same form sent again after a lost answer,
+  // replays the first; an answer that refuses the values makes the next submission a new one.
+  const key = useRef(newKey());
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), []); // opened: the keyboard is at the form
+  const submit = async (event: SubmitEvent) => {
+    event.preventDefault();
+    if (pending) return;
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    const { body, headersInvalid } = receiverBody(form, true);
+    setLinesInvalid(headersInvalid);
+    if (headersInvalid) return;
+    setPending(true);
+    setFailure(undefined);
+    try {
+      const created = await call<Schemas['WebhookEndpointCreated']>('POST', '/core/v1/webhook-endpoints', {
+        body: { url: String(form.get('url') ?? ''), eventTypes: types, ...body },
+        idempotencyKey: key.current,
+      });
+      freshSecrets.set(created.id, created.secret);
+      key.current = newKey();
+      navigate(`/portal/endpoints/${created.id}`);
+    } catch (error) {
+      if (error instanceof ApiError && error.status < 500) key.current = newKey();
+      setFailure(error);
+    } finally {
+      setPending(false);
+    }
+  };
+  const urlError = fieldError(failure, '/url');
+  const typesError = fieldError(failure, '/eventTypes');
+  const headersError = linesInvalid ? t('receiver.headersLines') : fieldError(failure, '/headers');
+  const nameError = fieldError(failure, '/name');
+  const placed = urlError || typesError || headersError || nameError;
+  return (
+    <section aria-labelledby="create-title">
+      <h2 id="create-title" tabIndex={-1} ref={heading}>
+        {t('create.title')}
+      </h2>
+      <form onSubmit={submit} noValidate>
+        <UrlField id="url" error={urlError} hint={t('create.urlHint')} />
+        <TypePicker value={types} onChange={setTypes} describedBy={typesError ? 'types-error' : undefined} />
+        {typesError && (
+          <p id="types-error" class="field-error">
+            {typesError}
+          </p>
+        )}
+        <ReceiverFields headersError={headersError} nameError={nameError} />
+        {!placed && <Failure error={failure} />}
+        <div class="actions">
+          <button type="submit" disabled={pending}>
+            {t('create.submit')}
+          </button>
+          <button type="button" class="secondary" onClick={onCancel}>
+            {t('endpoints.cancel')}
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,123 @@
+// An endpoint's fields in the create and settings forms: its URL, what the receiver is called, and the
+// headers sent with every delivery; and where the API's refusal of each is said. Header values are write-only: the settings form shows each header's
+// name only, and a line sets, replaces or (with nothing after its colon) removes one.
+import { ApiError, type Endpoint } from '../api.ts';
+import { useLocale } from '../i18n/index.ts';
+
+/** The headers' lines (`name: value`) as a merge patch: names in lower case, an empty value removes. */
+export function parseHeaderLines(text: string): Record<string, string | null> | undefined {
+  const headers: Record<string, string | null> = {};
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    const colon = line.indexOf(':');
+    if (colon <= 0) return undefined;
+    const value = line.slice(colon + 1).trim();
+    headers[line.slice(0, colon).trim().toLowerCase()] = value === '' ? null : value;
+  }
+  return headers;
+}
+
+/** The form's name, description and header lines, as the body members they stand for. */
+export function receiverBody(form: FormData, creating: boolean) {
+  const text = (name: string) => String(form.get(name) ?? '').trim();
+  const headers = parseHeaderLines(String(form.get('headers') ?? ''));
+  const body: Record<string, unknown> = {
+    name: text('name') || null,
+    description: text('description') || null,
+  };
+  if (headers === undefined) return { body, headersInvalid: true };
+  const set = creating
+    ? Object.fromEntries(Object.entries(headers).filter(([, value]) => value !== null))
+    : headers;
+  if (Object.keys(set).length > 0) body.headers = set;
+  return { body, headersInvalid: false };
+}
+
+export function ReceiverFields(props: {
+  endpoint?: Endpoint;
+  /** the error beside the headers: the API's, or the lines' own */
+  headersError?: string;
+  nameError?: string;
+}) {
+  const { t } = useLocale();
+  const { endpoint, headersError, nameError } = props;
+  const names = Object.keys(endpoint?.headers ?? {});
+  const prefix = endpoint ? 'endpoint-' : '';
+  return (
+    <>
+      <label for={`${prefix}name`}>{t('receiver.name')}</label>
+      <input
+        id={`${prefix}name`}
+        name="name"
+        maxLength={100}
+        defaultValue={endpoint?.name ?? ''}
+        aria-invalid={nameError ? 'true' : undefined}
+      />
+      {nameError && <p class="field-error">{nameError}</p>}
+      <label for={`${prefix}description`}>{t('receiver.description')}</label>
+      <textarea
+        id={`${prefix}description`}
+        name="description"
+        rows={2}
+        maxLength={1000}
+        defaultValue={endpoint?.description ?? ''}
+      />
+      <label for={`${prefix}headers`}>{t('receiver.headers')}</label>
+      <textarea
+        id={`${prefix}headers`}
+        name="headers"
+        rows={2}
+        spellcheck={false}
+        placeholder="x-tenant: acme"
+        aria-describedby={`${prefix}headers-hint${headersError ? ` ${prefix}headers-error` : ''}`}
+        aria-invalid={headersError ? 'true' : undefined}
+      />
+      <p id={`${prefix}headers-hint`} class="hint">
+        {endpoint ? t('receiver.headersChange') : t('receiver.headersHint')}
+        {names.length > 0 && ` ${t('receiver.headersSet', { names: names.join(', ') })}`}
+      </p>
+      {headersError && (
+        <p id={`${prefix}headers-error`} class="field-error">
+          {headersError}
+        </p>
+      )}
+    </>
+  );
+}
+
+/** An endpoint's URL: its label, its hint when given, and the API's refusal of it beside it. */
+export function UrlField(props: { id: string; error?: string; hint?: string; defaultValue?: string }) {
+  const { t } = useLocale();
+  const { id, error, hint, defaultValue } = props;
+  const described = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(' ');
+  return (
+    <>
+      <label for={id}>{t('create.url')}</label>
+      <input
+        id={id}
+        name="url"
+        type="url"
+        required
+        defaultValue={defaultValue}
+        aria-invalid={error ? 'true' : undefined}
+        aria-describedby={described || undefined}
+      />
+      {hint && (
+        <p id={`${id}-hint`} class="hint">
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p id={`${id}-error`} class="field-error">
+          {error}
+        </p>
+      )}
+    </>
+  );
+}
+
+/** Which member of the body a 400 names, by JSON pointer. */
+export const fieldError = (failure: unknown, pointer: string) =>
+  failure instanceof ApiError
+    ? failure.problem.errors?.find((e) => e.pointer?.startsWith(pointer))?.detail
+    : undefined;
