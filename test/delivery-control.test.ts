@@ -47,6 +47,7 @@ describe('delivery control', () => {
         description: null,
         metadata: {},
         headers: {},
+        filter: null,
         createdAt: undefined,
       },
     );

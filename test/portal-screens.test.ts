@@ -306,6 +306,21 @@ describe('the portal’s screens', () => {
       await page.getByRole('button', { name: say(language, 'settings.save') }).click();
       await page.locator('#endpoint-headers-error').waitFor();
       await page.getByLabel(say(language, 'receiver.headers')).fill('');
+      // A filter: JSON the form checks, a pattern the API checks, then one that is kept.
+      const filter = page.getByLabel(say(language, 'receiver.filter'));
+      await filter.fill('{"type": ');
+      await page.getByRole('button', { name: say(language, 'settings.save') }).click();
+      await page.getByText(say(language, 'receiver.filterJson')).waitFor();
+      await filter.fill('{"data": {"amount": [{"regex": ".*"}]}}');
+      await page.getByRole('button', { name: say(language, 'settings.save') }).click();
+      await page.locator('#endpoint-filter-error').waitFor();
+      await filter.fill('{"type": [{"prefix": "pay."}]}');
+      await page.getByRole('button', { name: say(language, 'settings.save') }).click();
+      await eventually(
+        async () =>
+          JSON.stringify((await f.api('GET', `/core/v1/webhook-endpoints/${f.goodId}`)).body.filter) ===
+          '{"type":[{"prefix":"pay."}]}',
+      );
       await page.getByLabel(say(language, 'create.url')).fill('ftp://example.com/');
       await page.getByRole('button', { name: say(language, 'settings.save') }).click();
       await page.locator('#endpoint-url-error').waitFor();

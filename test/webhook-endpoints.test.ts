@@ -78,6 +78,7 @@ describe('webhook endpoints', () => {
       description: null,
       metadata: {},
       headers: {},
+      filter: null,
       // Neither type is in the project's catalogue: allowed, and reported.
       unknownEventTypes: valid.eventTypes,
     });
@@ -157,6 +158,7 @@ describe('webhook endpoints', () => {
         'createdAt',
         'description',
         'eventTypes',
+        'filter',
         'hasPreviousSecret',
         'headers',
         'id',

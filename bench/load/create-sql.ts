@@ -50,6 +50,7 @@ async function create(client: pg.PoolClient, projectId: string, key: string) {
     metadata: {},
     headerNames: [],
     sealedHeaders: null,
+    filter: null,
   };
   // Its type is outside the registry and undeclared, as the HTTP load's is.
   const write = endpointStore(client).insertSole(projectId, endpoint, endpoint.eventTypes, []);

@@ -5,7 +5,7 @@
 
 import type { Db } from '../db/database.ts';
 import { newId } from '../lib/ids.ts';
-import { patternsOf } from '../lib/patterns.ts';
+import { filtered, patternsOf } from '../lib/patterns.ts';
 import type { EventTypeDeclaration } from '../registry.ts';
 import { DELIVERIES_CHANNEL } from './channel.ts';
 import { enqueue } from './enqueue.ts';
@@ -104,7 +104,7 @@ export async function emitOperational(db: Db, events: OperationalEvent[], now = 
      ), event as (
        insert into events (project_id, id, type, data, created_at)
        select project_id, id, type, data, uuid_time(id) from new
-       returning project_id, id, type, created_at
+       returning project_id, id, type, data, created_at
      ), ${enqueue({
        project: 'event.project_id',
        event: 'event.id',
@@ -114,7 +114,7 @@ export async function emitOperational(db: Db, events: OperationalEvent[], now = 
        from: `event cross join ${patternsOf('event.type')} t
                     join webhook_endpoints w on w.project_id = event.project_id and w.active
                                             and w.event_types && t.patterns`,
-       where: 'true',
+       where: filtered('event.type', 'event.data', true),
      })}
      select coalesce(jsonb_agg(distinct jsonb_build_array(project_id, endpoint_id, lane))
                        filter (where lane is not null), '[]') as lanes,

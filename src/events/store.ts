@@ -4,7 +4,7 @@ import { enqueue, QUEUED_RESULT, type Queued } from '../delivery-store/enqueue.t
 import { projectHorizon } from '../delivery-store/retention.ts';
 import { dispatchInProgress } from '../delivery-store/state.ts';
 import { timeOf } from '../lib/ids.ts';
-import { subscribed } from '../lib/patterns.ts';
+import { filtered, subscribed } from '../lib/patterns.ts';
 
 /**
  * The condition that finds an event by id in its day's partition only (an id of version 7 carries its
@@ -18,6 +18,10 @@ const byId = (projectId: string, eventId: string, retentionDays: number) => {
   const at = timeOf(eventId);
   return { condition: EVENT_BY_ID(at), values: [projectId, eventId, retentionDays, ...(at ? [at] : [])] };
 };
+
+/** The data of event $2 of project $1 at $4, for a replay's filters (events before migration 0017 kept jsonb). */
+const EVENT_DATA =
+  '(select coalesce(data::jsonb, data_jsonb) from events where project_id = $1 and id = $2 and created_at = $4)';
 
 /** A new event as the outbox writes it. */
 export interface NewEventRow {
@@ -45,7 +49,7 @@ const OUTBOX = `event as (
     kind: 'dispatch',
     orderingKey: '$6::text',
     from: 'event, webhook_endpoints w',
-    where: subscribed('$1', '$3'),
+    where: `${subscribed('$1', '$3')} and ${filtered('$3', '$4')}`,
   })}`;
 
 /** A test event ($3, of type $5 with data $4) and its one delivery to endpoint $2 of project $1, if it has it. */
@@ -150,7 +154,7 @@ export const eventStore = (db: Db) => ({
         kind: 'replay',
         orderingKey: '$5::text',
         from: 'webhook_endpoints w',
-        where: subscribed('$1', '$3'),
+        where: `${subscribed('$1', '$3')} and ${filtered('$3', EVENT_DATA)}`,
       })}
        select ${QUEUED_RESULT} from queued`,
       [projectId, event.id, event.type, event.createdAt, event.orderingKey],

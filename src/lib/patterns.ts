@@ -11,6 +11,17 @@ export const subscribed = (project: string, type: string) =>
   `w.project_id = ${project} and w.active and w.event_types && (select subscription_patterns(${type}::text))`;
 
 /**
+ * Endpoints `w` whose filter, if they have one, matches the event whose type and data (JSON text) are the
+ * SQL given (webhooks/filter.ts compiled it). The document is built at most once a statement (a subquery,
+ * evaluated when first needed): nothing is parsed for a statement whose endpoints have no filter. An
+ * event of one row at a time (`perRow`) builds it for each filtered endpoint instead.
+ */
+export const filtered = (type: string, data: string, perRow = false) => {
+  const doc = `jsonb_build_object('type', ${type}::text, 'data', ${data}::jsonb)`;
+  return `(w.filter_path is null or jsonb_path_match(${perRow ? doc : `(select ${doc})`}, w.filter_path, '{}', true))`;
+};
+
+/**
  * A lateral subquery (SQL) giving `patterns`, the patterns that take the type of each row before it, for
  * a statement whose type changes row by row (`&&` each endpoint's list with it). `offset 0` keeps the
  * planner from folding the call into the join's filter, where it ran once per type and endpoint, several

@@ -29,7 +29,13 @@ const HEADER_VALUE = Type.String({
 const HEADERS_ALLOWED = 'Not allowed: hop-by-hop headers, host, content-length, content-type, webhook-*';
 
 /** What a receiver is called and carries: the fields every endpoint may set on create. */
+const FilterSchema = Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
+  description:
+    'an Amazon EventBridge event pattern over {type, data} (exact values, arrays as any-of, prefix, suffix, anything-but, numeric, exists, equals-ignore-case, $or), at most 4 KiB and 8 levels: an event it does not match makes no delivery here; null for none',
+});
+
 const receiverFields = {
+  filter: Type.Optional(FilterSchema),
   name: Type.Optional(
     Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()], {
       description: 'what the project calls it, shown in the portal; null by default',
@@ -58,6 +64,7 @@ const receiverFields = {
 const receiverChanges = {
   name: receiverFields.name,
   description: receiverFields.description,
+  filter: receiverFields.filter,
   metadata: Type.Optional(
     Type.Record(METADATA_KEY, Type.Union([METADATA_VALUE, Type.Null()]), {
       maxProperties: 40,
@@ -112,6 +119,7 @@ const endpointFields = {
   headers: Type.Record(Type.String(), Type.Literal('***'), {
     description: 'the names of the headers sent with every delivery; their values are never shown',
   }),
+  filter: FilterSchema,
   createdAt: Type.String({ format: 'date-time' }),
 };
 
@@ -129,6 +137,7 @@ const endpointExample = {
   description: null,
   metadata: { team: 'finance' },
   headers: { 'x-tenant': '***' },
+  filter: { data: { amount: [{ numeric: ['>=', 10000] }] } },
   createdAt: '2026-11-24T09:30:00.000Z',
 };
 

@@ -13,6 +13,7 @@ import type { Keyring } from '../lib/crypto.ts';
 import { notFound, PlatformError } from '../lib/errors.ts';
 import type { CapabilityRegistry } from '../registry.ts';
 import { checkWebhookUrl, type UrlCheckOptions } from './address-policy.ts';
+import { compileFilter } from './filter.ts';
 import {
   MOST_HEADERS,
   MOST_METADATA,
@@ -48,6 +49,7 @@ export interface WebhookEndpoint {
   metadata: Record<string, string>;
   /** the names of its own headers, each as *** */
   headers: Record<string, '***'>;
+  filter: Record<string, unknown> | null;
   createdAt: string;
 }
 
@@ -57,13 +59,19 @@ export interface ReceiverInput {
   description?: string | null;
   metadata?: Record<string, string>;
   headers?: Record<string, string>;
+  filter?: Record<string, unknown> | null;
 }
 
 /** What a PATCH may give: metadata and headers merge into what the endpoint has. */
-export type EndpointPatch = Omit<EndpointChange, 'metadata' | 'headers'> & {
+export type EndpointPatch = Omit<EndpointChange, 'metadata' | 'headers' | 'filter'> & {
   metadata?: Record<string, string | null>;
   headers?: Record<string, string | null>;
+  filter?: Record<string, unknown> | null;
 };
+
+/** A filter as given and compiled (a 400 when it is not a valid pattern); null for none. */
+const filterOf = (pattern: Record<string, unknown> | null | undefined) =>
+  pattern ? { pattern, path: compileFilter(pattern) } : null;
 
 const toRecord = (row: EndpointRow): WebhookEndpoint => ({
   id: row.id,
@@ -79,6 +87,7 @@ const toRecord = (row: EndpointRow): WebhookEndpoint => ({
   description: row.description,
   metadata: row.metadata,
   headers: maskedHeaders(row.header_names),
+  filter: row.filter,
   createdAt: row.created_at.toISOString(),
 });
 
@@ -107,6 +116,7 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
     async create(projectId: string, input: { url: string; eventTypes: string[] } & ReceiverInput) {
       const headers = input.headers ?? {};
       requireAllowedHeaders(headers);
+      const filter = filterOf(input.filter);
       await requireAllowedUrl(input.url, deps.addresses);
       const id = randomUUID();
       const secret = newSecret(keyring, id);
@@ -122,8 +132,11 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
         metadata: input.metadata ?? {},
         headerNames: Object.keys(headers),
         sealedHeaders: sealHeaders(keyring, id, headers),
+        filter,
       };
-      const given = (['name', 'description', 'metadata', 'headers'] as const).filter((f) => f in input);
+      const given = (['name', 'description', 'metadata', 'headers', 'filter'] as const).filter(
+        (f) => f in input,
+      );
       audit({
         action: 'endpoint.created',
         projectId,
@@ -218,9 +231,13 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
         name: before.was_name,
         description: before.was_description,
         metadata: before.was_metadata,
+        filter: before.was_filter,
       };
       const fields: string[] = (Object.keys(was) as (keyof typeof was)[]).filter(
-        (field) => field in change && JSON.stringify(change[field]) !== JSON.stringify(was[field]),
+        (field) =>
+          field in change &&
+          JSON.stringify(field === 'filter' ? (change.filter?.pattern ?? null) : change[field]) !==
+            JSON.stringify(was[field]),
       );
       if (headersChanged) fields.push('headers'); // its name only: never a value
       if (fields.length > 0) {
@@ -234,8 +251,9 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
      * change to write, the headers resealed; whether the headers changed. Without them, nothing is read.
      */
     async merge(projectId: string, id: string, patch: EndpointPatch) {
-      const { metadata, headers, ...rest } = patch;
+      const { metadata, headers, filter, ...rest } = patch;
       const change: EndpointChange = rest;
+      if (filter !== undefined) change.filter = filterOf(filter);
       if (!metadata && !headers) return { change, headersChanged: false };
       const current = await store.receiverForUpdate(projectId, id);
       if (!current) throw notFound('webhook endpoint');

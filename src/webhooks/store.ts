@@ -19,13 +19,14 @@ export interface EndpointRow {
   description: string | null;
   metadata: Record<string, string>;
   header_names: string[];
+  filter: Record<string, unknown> | null;
   created_at: Date;
 }
 
 /** An endpoint's record, with how many of its deliveries are pending (its queue rows). */
 const RECORD = `id, url, event_types, active, paused, rate_limit_per_second, ordering,
   ${waitingOf('webhook_endpoints')} as waiting,
-  previous_secret is not null as has_previous_secret, name, description, metadata, header_names, created_at`;
+  previous_secret is not null as has_previous_secret, name, description, metadata, header_names, filter, created_at`;
 
 /** Why a deleted endpoint's pending deliveries were cancelled. */
 export const DELETED = 'endpoint deleted';
@@ -42,6 +43,8 @@ export interface NewEndpoint {
   metadata: Record<string, string>;
   headerNames: string[];
   sealedHeaders: Buffer | null;
+  /** the filter as given, and compiled (webhooks/filter.ts); null for none */
+  filter: { pattern: Record<string, unknown>; path: string } | null;
 }
 
 /** The row a new endpoint has: its columns' defaults (migrations 0003 and 0012), nothing pending. */
@@ -59,25 +62,27 @@ export const newEndpointRow = (endpoint: NewEndpoint): EndpointRow => ({
   description: endpoint.description,
   metadata: endpoint.metadata,
   header_names: endpoint.headerNames,
+  filter: endpoint.filter?.pattern ?? null,
   created_at: endpoint.createdAt,
 });
 
-/** A slot for one more endpoint of project $1 (of at most $12): the project's count, raised (if `also`). */
+/** A slot for one more endpoint of project $1 (of at most $14): the project's count, raised (if `also`). */
 const slot = (also = '') => `slot as (
   update projects set webhook_endpoints = webhook_endpoints + 1
-   where id = $1 and webhook_endpoints < $12 ${also}
+   where id = $1 and webhook_endpoints < $14 ${also}
   returning id
 )`;
 
-/** Of the types $13, project $1's catalogue declares exactly $14 (sorted): what the answer predicted. */
+/** Of the types $15, project $1's catalogue declares exactly $16 (sorted): what the answer predicted. */
 const DECLARES_AS_PREDICTED = `and array(
-  select c.name from event_types c where c.project_id = $1 and c.name = any($13::text[]) order by c.name collate "C"
-) = $14::text[]`;
+  select c.name from event_types c where c.project_id = $1 and c.name = any($15::text[]) order by c.name collate "C"
+) = $16::text[]`;
 
-/** The insert of a new endpoint ($1-$11) into the slot the `slot` CTE took; each caller says what it returns. */
+/** The insert of a new endpoint ($1-$13) into the slot the `slot` CTE took; each caller says what it returns. */
 const INSERT = `insert into webhook_endpoints (project_id, id, url, event_types, active_secret, created_at,
-                                               name, description, metadata, header_names, headers_sealed)
-  select slot.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 from slot`;
+                                               name, description, metadata, header_names, headers_sealed,
+                                               filter, filter_path)
+  select slot.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 from slot`;
 
 /** CTEs `gone` (the endpoint $2 of project $1 deleted, with its ordering) and `counted` (its slot given back). */
 const DELETE = `gone as (
@@ -102,6 +107,8 @@ const newEndpointValues = (projectId: string, e: NewEndpoint) => [
   e.metadata,
   e.headerNames,
   e.sealedHeaders,
+  e.filter?.pattern ?? null,
+  e.filter?.path ?? null,
 ];
 
 /** What a PATCH may change (docs/api.md, Steering delivery). */
@@ -117,6 +124,8 @@ export interface EndpointChange {
   metadata?: Record<string, string>;
   /** the whole headers after the patch's merge: their names, and their values sealed (null for none) */
   headers?: { names: string[]; sealed: Buffer | null };
+  /** the filter as given and compiled, or null to remove it */
+  filter?: { pattern: Record<string, unknown>; path: string } | null;
 }
 
 export const endpointStore = (db: Db) => ({
@@ -186,6 +195,7 @@ export const endpointStore = (db: Db) => ({
         was_name: string | null;
         was_description: string | null;
         was_metadata: Record<string, string>;
+        was_filter: Record<string, unknown> | null;
       }
     >(
       `update webhook_endpoints
@@ -200,10 +210,12 @@ export const endpointStore = (db: Db) => ({
               description = case when $11 then $12 else description end,
               metadata = coalesce($13, metadata),
               header_names = coalesce($14, header_names),
-              headers_sealed = case when $14 is null then headers_sealed else $15 end
+              headers_sealed = case when $14 is null then headers_sealed else $15 end,
+              filter = case when $16 then $17 else filter end,
+              filter_path = case when $16 then $18 else filter_path end
          from (select url as was_url, event_types as was_event_types, rate_limit_per_second as was_rate,
                       active as was_active, ordering as was_ordering, name as was_name,
-                      description as was_description, metadata as was_metadata
+                      description as was_description, metadata as was_metadata, filter as was_filter
                  from webhook_endpoints where project_id = $1 and id = $2 for update) as before
         where project_id = $1 and id = $2
        returning ${RECORD}, before.*`,
@@ -223,6 +235,9 @@ export const endpointStore = (db: Db) => ({
         change.metadata ?? null,
         change.headers?.names ?? null,
         change.headers?.sealed ?? null,
+        change.filter !== undefined,
+        change.filter?.pattern ?? null,
+        change.filter?.path ?? null,
       ],
     );
     return rows[0];

@@ -884,6 +884,18 @@ export interface components {
          *       "headers": {
          *         "x-tenant": "***"
          *       },
+         *       "filter": {
+         *         "data": {
+         *           "amount": [
+         *             {
+         *               "numeric": [
+         *                 ">=",
+         *                 10000
+         *               ]
+         *             }
+         *           ]
+         *         }
+         *       },
          *       "createdAt": "2026-11-24T09:30:00.000Z"
          *     }
          */
@@ -912,6 +924,10 @@ export interface components {
             headers: {
                 [key: string]: "***";
             };
+            /** @description an Amazon EventBridge event pattern over {type, data} (exact values, arrays as any-of, prefix, suffix, anything-but, numeric, exists, equals-ignore-case, $or), at most 4 KiB and 8 levels: an event it does not match makes no delivery here; null for none */
+            filter: {
+                [key: string]: unknown;
+            } | null;
             /** Format: date-time */
             createdAt: string;
         };
@@ -936,6 +952,18 @@ export interface components {
          *       },
          *       "headers": {
          *         "x-tenant": "***"
+         *       },
+         *       "filter": {
+         *         "data": {
+         *           "amount": [
+         *             {
+         *               "numeric": [
+         *                 ">=",
+         *                 10000
+         *               ]
+         *             }
+         *           ]
+         *         }
          *       },
          *       "createdAt": "2026-11-24T09:30:00.000Z",
          *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
@@ -967,6 +995,10 @@ export interface components {
             headers: {
                 [key: string]: "***";
             };
+            /** @description an Amazon EventBridge event pattern over {type, data} (exact values, arrays as any-of, prefix, suffix, anything-but, numeric, exists, equals-ignore-case, $or), at most 4 KiB and 8 levels: an event it does not match makes no delivery here; null for none */
+            filter: {
+                [key: string]: unknown;
+            } | null;
             /** Format: date-time */
             createdAt: string;
             /** @description whsec_…, shown this one time only */
@@ -1000,6 +1032,10 @@ export interface components {
                 headers: {
                     [key: string]: "***";
                 };
+                /** @description an Amazon EventBridge event pattern over {type, data} (exact values, arrays as any-of, prefix, suffix, anything-but, numeric, exists, equals-ignore-case, $or), at most 4 KiB and 8 levels: an event it does not match makes no delivery here; null for none */
+                filter: {
+                    [key: string]: unknown;
+                } | null;
                 /** Format: date-time */
                 createdAt: string;
                 /** @description its delivery attempts in the last 24 hours (of events of that time), and how many succeeded */
@@ -2065,6 +2101,10 @@ export interface operations {
                      */
                     url: string;
                     eventTypes: string[];
+                    /** @description an Amazon EventBridge event pattern over {type, data} (exact values, arrays as any-of, prefix, suffix, anything-but, numeric, exists, equals-ignore-case, $or), at most 4 KiB and 8 levels: an event it does not match makes no delivery here; null for none */
+                    filter?: {
+                        [key: string]: unknown;
+                    } | null;
                     /** @description what the project calls it, shown in the portal; null by default */
                     name?: string | null;
                     /** @description null by default */
@@ -2396,6 +2436,10 @@ export interface operations {
                     name?: string | null;
                     /** @description null by default */
                     description?: string | null;
+                    /** @description an Amazon EventBridge event pattern over {type, data} (exact values, arrays as any-of, prefix, suffix, anything-but, numeric, exists, equals-ignore-case, $or), at most 4 KiB and 8 levels: an event it does not match makes no delivery here; null for none */
+                    filter?: {
+                        [key: string]: unknown;
+                    } | null;
                     /** @description merged into the metadata: a key set to null is removed; at most 20 remain */
                     metadata?: {
                         [key: string]: string | null;

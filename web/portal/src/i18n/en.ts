@@ -135,6 +135,10 @@ export const en = {
   'events.find': 'Find a message by its event id or webhook-id',
   'events.findGo': 'Find',
   'events.notAnId': 'An event id and a webhook-id look like 0193b0a4-1e0b-7d4e-9f10-a1b2c3d4e5f6.',
+  'receiver.filter': 'Filter (an event pattern, in JSON)',
+  'receiver.filterHint':
+    'Only events that match are sent here, by their type and data: exact values, prefix, suffix, numeric, exists, anything-but. Empty sends every event of the chosen types.',
+  'receiver.filterJson': 'The filter is not valid JSON.',
 } as const;
 
 export type MessageKey = keyof typeof en;

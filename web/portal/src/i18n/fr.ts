@@ -137,4 +137,8 @@ export const fr: Messages = {
   'events.findGo': 'Chercher',
   'events.notAnId':
     'Un identifiant d’événement ou un webhook-id s’écrit comme 0193b0a4-1e0b-7d4e-9f10-a1b2c3d4e5f6.',
+  'receiver.filter': 'Filtre (un motif d’événement, en JSON)',
+  'receiver.filterHint':
+    'Seuls les événements qui y correspondent sont envoyés ici, selon leur type et leurs données : valeurs exactes, prefix, suffix, numeric, exists, anything-but. Vide, chaque événement des types choisis est envoyé.',
+  'receiver.filterJson': 'Le filtre n’est pas du JSON valide.',
 };

@@ -32,6 +32,7 @@ function CreateForm({ onCancel }: { onCancel: () => void }) {
   const [pending, setPending] = useState(false);
   const [failure, setFailure] = useState<unknown>();
   const [linesInvalid, setLinesInvalid] = useState(false);
+  const [notJson, setNotJson] = useState(false);
   const [types, setTypes] = useState<string[]>(['*']);
   // One key per intended creation: a second click, or the same form sent again after a lost answer,
   // replays the first; an answer that refuses the values makes the next submission a new one.
@@ -42,9 +43,10 @@ function CreateForm({ onCancel }: { onCancel: () => void }) {
     event.preventDefault();
     if (pending) return;
     const form = new FormData(event.currentTarget as HTMLFormElement);
-    const { body, headersInvalid } = receiverBody(form, true);
+    const { body, headersInvalid, filterInvalid } = receiverBody(form, true);
     setLinesInvalid(headersInvalid);
-    if (headersInvalid) return;
+    setNotJson(filterInvalid);
+    if (headersInvalid || filterInvalid) return;
     setPending(true);
     setFailure(undefined);
     try {
@@ -66,7 +68,8 @@ function CreateForm({ onCancel }: { onCancel: () => void }) {
   const typesError = fieldError(failure, '/eventTypes');
   const headersError = linesInvalid ? t('receiver.headersLines') : fieldError(failure, '/headers');
   const nameError = fieldError(failure, '/name');
-  const placed = urlError || typesError || headersError || nameError;
+  const filterError = notJson ? t('receiver.filterJson') : fieldError(failure, '/filter');
+  const placed = urlError || typesError || headersError || nameError || filterError;
   return (
     <section aria-labelledby="create-title">
       <h2 id="create-title" tabIndex={-1} ref={heading}>
@@ -80,7 +83,7 @@ function CreateForm({ onCancel }: { onCancel: () => void }) {
             {typesError}
           </p>
         )}
-        <ReceiverFields headersError={headersError} nameError={nameError} />
+        <ReceiverFields headersError={headersError} nameError={nameError} filterError={filterError} />
         {!placed && <Failure error={failure} />}
         <div class="actions">
           <button type="submit" disabled={pending}>

@@ -21,6 +21,7 @@ export function EndpointSettings({
   const [saved, setSaved] = useState(false);
   const [types, setTypes] = useState(endpoint.eventTypes);
   const [linesInvalid, setLinesInvalid] = useState(false);
+  const [notJson, setNotJson] = useState(false);
   const keys = useActionKeys();
   const submit = async (event: SubmitEvent) => {
     event.preventDefault();
@@ -29,7 +30,8 @@ export function EndpointSettings({
     const rate = String(form.get('rate') ?? '').trim();
     const receiver = receiverBody(form, false);
     setLinesInvalid(receiver.headersInvalid);
-    if (receiver.headersInvalid) return;
+    setNotJson(receiver.filterInvalid);
+    if (receiver.headersInvalid || receiver.filterInvalid) return;
     const body = {
       url: String(form.get('url') ?? '').trim(),
       eventTypes: types,
@@ -57,6 +59,7 @@ export function EndpointSettings({
   const rateError = fieldError(failure, '/rateLimitPerSecond');
   const headersError = linesInvalid ? t('receiver.headersLines') : fieldError(failure, '/headers');
   const nameError = fieldError(failure, '/name');
+  const filterError = notJson ? t('receiver.filterJson') : fieldError(failure, '/filter');
   return (
     <section aria-labelledby="settings-title">
       <h2 id="settings-title">{t('settings.title')}</h2>
@@ -73,8 +76,15 @@ export function EndpointSettings({
           aria-invalid={rateError ? 'true' : undefined}
         />
         {rateError && <p class="field-error">{rateError}</p>}
-        <ReceiverFields endpoint={endpoint} headersError={headersError} nameError={nameError} />
-        {!urlError && !rateError && !headersError && !nameError && <Failure error={failure} />}
+        <ReceiverFields
+          endpoint={endpoint}
+          headersError={headersError}
+          nameError={nameError}
+          filterError={filterError}
+        />
+        {!urlError && !rateError && !headersError && !nameError && !filterError && (
+          <Failure error={failure} />
+        )}
         <div class="actions">
           <button type="submit" class="secondary">
             {t('settings.save')}

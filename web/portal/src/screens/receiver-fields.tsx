@@ -17,20 +17,33 @@ export function parseHeaderLines(text: string): Record<string, string | null> | 
   return headers;
 }
 
-/** The form's name, description and header lines, as the body members they stand for. */
+/** The filter's text as JSON: null when empty, undefined when it is not JSON. */
+function parseFilter(text: string): unknown {
+  if (text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The form's name, description, filter and header lines, as the body members they stand for. */
 export function receiverBody(form: FormData, creating: boolean) {
   const text = (name: string) => String(form.get(name) ?? '').trim();
   const headers = parseHeaderLines(String(form.get('headers') ?? ''));
+  const filter = parseFilter(text('filter'));
   const body: Record<string, unknown> = {
     name: text('name') || null,
     description: text('description') || null,
   };
-  if (headers === undefined) return { body, headersInvalid: true };
+  if (filter === undefined) return { body, headersInvalid: false, filterInvalid: true };
+  if (filter !== null || !creating) body.filter = filter;
+  if (headers === undefined) return { body, headersInvalid: true, filterInvalid: false };
   const set = creating
     ? Object.fromEntries(Object.entries(headers).filter(([, value]) => value !== null))
     : headers;
   if (Object.keys(set).length > 0) body.headers = set;
-  return { body, headersInvalid: false };
+  return { body, headersInvalid: false, filterInvalid: false };
 }
 
 export function ReceiverFields(props: {
@@ -38,9 +51,10 @@ export function ReceiverFields(props: {
   /** the error beside the headers: the API's, or the lines' own */
   headersError?: string;
   nameError?: string;
+  filterError?: string;
 }) {
   const { t } = useLocale();
-  const { endpoint, headersError, nameError } = props;
+  const { endpoint, headersError, nameError, filterError } = props;
   const names = Object.keys(endpoint?.headers ?? {});
   const prefix = endpoint ? 'endpoint-' : '';
   return (
@@ -79,6 +93,25 @@ export function ReceiverFields(props: {
       {headersError && (
         <p id={`${prefix}headers-error`} class="field-error">
           {headersError}
+        </p>
+      )}
+      <label for={`${prefix}filter`}>{t('receiver.filter')}</label>
+      <textarea
+        id={`${prefix}filter`}
+        name="filter"
+        rows={3}
+        spellcheck={false}
+        placeholder='{"data": {"amount": [{"numeric": [">", 100]}]}}'
+        defaultValue={endpoint?.filter ? JSON.stringify(endpoint.filter, null, 2) : ''}
+        aria-describedby={`${prefix}filter-hint${filterError ? ` ${prefix}filter-error` : ''}`}
+        aria-invalid={filterError ? 'true' : undefined}
+      />
+      <p id={`${prefix}filter-hint`} class="hint">
+        {t('receiver.filterHint')}
+      </p>
+      {filterError && (
+        <p id={`${prefix}filter-error`} class="field-error">
+          {filterError}
         </p>
       )}
     </>
