@@ -71,14 +71,14 @@ const CASES: [unknown, number[]][] = [
 
 describe('endpoint filters', () => {
   test('each operator, on a publish: an event the filter does not match makes no delivery', async () => {
-    const ids: string[][] = [];
+    const ids: string[][] = [[], []];
     // A project holds 20 endpoints at most: the cases go over two.
     const tenants = [await service.tenant(), await service.tenant()];
     for (const [i, [pattern]] of CASES.entries()) {
       const who = tenants[i % 2] as Tenant;
       const created = await endpoint(who, pattern);
       assert.deepEqual(created.filter, pattern);
-      (ids[i % 2] ??= []).push(created.id);
+      ids[i % 2]?.push(created.id);
     }
     const unfiltered = await endpoint(tenants[0] as Tenant, null);
     for (const [e, event] of EVENTS.entries()) {

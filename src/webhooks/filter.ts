@@ -32,7 +32,7 @@ export function compileFilter(pattern: unknown): string {
       throw new Invalid('', 'a filter is an object, such as {"data": {"amount": [{"numeric": [">", 100]}]}}');
     for (const key of Object.keys(pattern)) {
       if (key !== 'type' && key !== 'data' && key !== '$or')
-        throw new Invalid(`/${escape(key)}`, 'a filter matches the event’s type and data only');
+        throw new Invalid(`/${tokenOf(key)}`, 'a filter matches the event’s type and data only');
     }
     const matchers = { count: 0 };
     const compiled = conjunction(pattern, '$', '', 1, matchers);
@@ -67,7 +67,7 @@ function conjunction(
     throw new Invalid(pointer, 'an empty pattern matches nothing; leave the filter null instead');
   const parts = keys.map((key) => {
     const value = pattern[key] as Json;
-    const at = `${pointer}/${escape(key)}`;
+    const at = `${pointer}/${tokenOf(key)}`;
     if (key === '$or') return alternatives(value, path, at, depth, matchers);
     const field = `${path}.${JSON.stringify(key)}`;
     if (isObject(value)) return conjunction(value, field, at, depth + 1, matchers);
@@ -105,7 +105,7 @@ function matcherOf(matcher: Json, field: string, pointer: string): string {
   const [operator, ...more] = Object.keys(matcher);
   if (operator === undefined || more.length > 0) throw new Invalid(pointer, 'a matcher has one operator');
   const operand = matcher[operator] as Json;
-  const at = `${pointer}/${escape(operator)}`;
+  const at = `${pointer}/${tokenOf(operator)}`;
   switch (operator) {
     case 'prefix':
       return `${field} starts with ${JSON.stringify(text(operand, at))}`;
@@ -177,4 +177,4 @@ function text(value: Json, pointer: string): string {
 const literalRegex = (value: string) => value.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
 
 /** A key as a JSON pointer's token. */
-const escape = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+const tokenOf = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
