@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { UsageError } from './cli/arguments.ts';
 import { loadConfig } from './lib/config.ts';
-import { ConfigError } from './lib/errors.ts';
+import { ConfigError, PlatformError } from './lib/errors.ts';
 
 const USAGE = `usage: platform <command> [--json]
 
@@ -42,10 +42,40 @@ const version = () =>
   (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
     .version;
 
+/** The usage of a command (its lines of USAGE, each with the lines that continue it), or undefined. */
+function usageOf(command: string, sub: string | undefined): string | undefined {
+  const lines = USAGE.split('\n');
+  const blocks = (head: string) =>
+    lines.flatMap((line, i) => {
+      if (!`${line.trimEnd()} `.startsWith(head)) return [];
+      const continued = lines.slice(i + 1).findIndex((next) => !/^ {4,}/.test(next));
+      const block = lines.slice(i, continued < 0 ? undefined : i + 1 + continued);
+      return [`  platform ${block.map((part) => part.trim()).join('\n      ')}`];
+    });
+  const own = sub ? blocks(`  ${command} ${sub} `) : [];
+  const found = own.length > 0 ? own : blocks(`  ${command} `);
+  if (found.length === 0) return undefined;
+  return `usage:\n${found.join('\n')}\n\nEvery command takes --json.`;
+}
+
+/** A flag a problem's pointer stands for: /theme/primary is --theme-primary, /theme/logoUrl --logo-url. */
+const flagOf = (pointer: string) => {
+  const kebab = pointer
+    .replace(/^\//, '')
+    .replaceAll('/', '-')
+    .replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  return `--${kebab === 'theme-logo-url' ? 'logo-url' : kebab}`;
+};
+
 async function main(argv: string[]) {
   const [command, sub, ...rest] = argv;
   if (command === '--version' || command === 'version') return console.log(version());
   if (command === undefined || command === 'help' || command === '--help') return console.log(USAGE);
+  if (argv.includes('--help') || argv.includes('-h')) {
+    const usage = usageOf(command, sub?.startsWith('-') ? undefined : sub);
+    if (!usage) throw new UsageError(`unknown command: ${command}`);
+    return console.log(usage);
+  }
   const config = loadConfig();
   const service = () => import('./cli/serve.ts');
   const manage = () => import('./cli/manage.ts');
@@ -86,6 +116,9 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     console.error(`platform: ${message}\n\n${USAGE}`);
     process.exit(2);
   }
-  console.error(`platform: ${message}`);
+  // A refused value is said by the flag that gave it.
+  const errors = error instanceof PlatformError ? (error.options.errors ?? []) : [];
+  const named = errors.filter((e) => e.pointer).map((e) => `${flagOf(e.pointer as string)}: ${e.detail}`);
+  console.error(`platform: ${named.length > 0 ? named.join('\n') : message}`);
   process.exit(1);
 });

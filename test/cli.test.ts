@@ -138,6 +138,12 @@ describe('platform CLI', () => {
         /no capability counts core\/naps; the metrics are core\/api_requests/,
       ],
       [['frobnicate'], 2, /unknown command/],
+      // A refused value is said by its flag.
+      [
+        ['projects', 'update', '--slug', 'beta', '--theme-primary', 'red'],
+        1,
+        /^platform: --theme-primary: primary is a colour written #RRGGBB\n$/,
+      ],
     ];
     for (const [args, code, message] of cases) {
       const result = await runCli(args, env);
@@ -153,6 +159,18 @@ describe('platform CLI', () => {
     const help = await runCli(['--help'], nowhere);
     assert.equal(help.code, 0, help.stderr);
     assert.match(help.stdout, /^usage: platform <command>/);
+    // Every command, and every group, answers --help with its own usage, and no database.
+    const commands = [...help.stdout.matchAll(/^ {2}([a-z][a-z-]*)(?: ([a-z]+)(?= ))?/gm)].map((m) =>
+      [m[1], m[2]].filter((word): word is string => word !== undefined),
+    );
+    assert.ok(commands.length >= 20, `${commands.length} commands`);
+    for (const words of [...commands, ['keys'], ['capabilities']]) {
+      for (const flag of ['--help', '-h']) {
+        const own = await runCli([...words, flag], nowhere);
+        assert.equal(own.code, 0, `${words.join(' ')} ${flag}: ${own.stderr}`);
+        assert.match(own.stdout, new RegExp(`^usage:\\n {2}platform ${words.join(' ')}`), own.stdout);
+      }
+    }
     const version = await runCli(['--version'], nowhere);
     const { version: packaged } = JSON.parse(
       readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
