@@ -65,7 +65,7 @@ async function round(send: Send, url: string): Promise<Round> {
         'webhook-timestamp': String(timestamp),
         'webhook-signature': signatureHeader([key], id, timestamp, body),
       };
-      const result = await send({ url, headers, body });
+      const result = await send({ endpointId: 'bench', url, headers, body });
       if (result.statusCode !== 204) throw new Error(`answered ${result.statusCode}: ${result.error}`);
     }
   };

@@ -48,6 +48,8 @@ describe('delivery control', () => {
         metadata: {},
         headers: {},
         filter: null,
+        auth: null,
+        tls: null,
         createdAt: undefined,
       },
     );

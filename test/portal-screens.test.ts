@@ -314,6 +314,18 @@ describe('the portal’s screens', () => {
       await filter.fill('{"data": {"amount": [{"regex": ".*"}]}}');
       await page.getByRole('button', { name: say(language, 'settings.save') }).click();
       await page.locator('#endpoint-filter-error').waitFor();
+      // OAuth client credentials, folded away until asked for; a certificate that is not one is refused.
+      await filter.fill('{"type": [{"prefix": "pay."}]}');
+      await page.getByText(say(language, 'auth.title')).click();
+      await page.getByLabel(say(language, 'auth.tokenUrl')).fill('http://127.0.0.1:9/oauth/token');
+      await page.getByLabel(say(language, 'auth.clientId')).fill('portal-client');
+      await page.getByLabel(say(language, 'auth.clientSecret')).fill('portal-secret');
+      await page.getByLabel(say(language, 'auth.certificate')).fill('not a certificate');
+      await page.getByLabel(say(language, 'auth.privateKey')).fill('not a key');
+      await page.getByRole('button', { name: say(language, 'settings.save') }).click();
+      await page.getByText('the certificate is not a PEM X.509 certificate').waitFor();
+      await page.getByLabel(say(language, 'auth.certificate')).fill('');
+      await page.getByLabel(say(language, 'auth.privateKey')).fill('');
       await filter.fill('{"type": [{"prefix": "pay."}]}');
       await page.getByRole('button', { name: say(language, 'settings.save') }).click();
       await eventually(
@@ -321,6 +333,18 @@ describe('the portal’s screens', () => {
           JSON.stringify((await f.api('GET', `/core/v1/webhook-endpoints/${f.goodId}`)).body.filter) ===
           '{"type":[{"prefix":"pay."}]}',
       );
+      const { body: after } = await f.api('GET', `/core/v1/webhook-endpoints/${f.goodId}`);
+      assert.deepEqual(after.auth, {
+        type: 'oauth2_client_credentials',
+        tokenUrl: 'http://127.0.0.1:9/oauth/token',
+        clientId: 'portal-client',
+        clientSecret: '***',
+      });
+      await page
+        .getByText(
+          say(language, 'auth.oauthSet', { clientId: 'portal-client', tokenUrl: after.auth.tokenUrl }),
+        )
+        .waitFor();
       await page.getByLabel(say(language, 'create.url')).fill('ftp://example.com/');
       await page.getByRole('button', { name: say(language, 'settings.save') }).click();
       await page.locator('#endpoint-url-error').waitFor();

@@ -79,6 +79,8 @@ describe('webhook endpoints', () => {
       metadata: {},
       headers: {},
       filter: null,
+      auth: null,
+      tls: null,
       // Neither type is in the project's catalogue: allowed, and reported.
       unknownEventTypes: valid.eventTypes,
     });
@@ -155,6 +157,7 @@ describe('webhook endpoints', () => {
     for (const endpoint of response.body.data) {
       assert.deepEqual(Object.keys(endpoint).sort(), [
         'active',
+        'auth',
         'createdAt',
         'description',
         'eventTypes',
@@ -168,6 +171,7 @@ describe('webhook endpoints', () => {
         'ordering',
         'paused',
         'rateLimitPerSecond',
+        'tls',
         'url',
         'waiting',
       ]);

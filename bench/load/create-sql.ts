@@ -51,6 +51,8 @@ async function create(client: pg.PoolClient, projectId: string, key: string) {
     headerNames: [],
     sealedHeaders: null,
     filter: null,
+    auth: null,
+    tls: null,
   };
   // Its type is outside the registry and undeclared, as the HTTP load's is.
   const write = endpointStore(client).insertSole(projectId, endpoint, endpoint.eventTypes, []);

@@ -31,6 +31,7 @@ async function send(job: Job) {
   const body = `{"id":${JSON.stringify(job.eventId)},"type":${JSON.stringify(job.type)},"timestamp":"${job.timestamp}","data":${JSON.stringify(job.data)}}`;
   const timestamp = Math.floor(Date.now() / 1000);
   const result = await sender.send({
+    endpointId: 'peer',
     url: job.url,
     headers: {
       'webhook-id': job.eventId,

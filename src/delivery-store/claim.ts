@@ -48,6 +48,10 @@ interface Due {
   active_secret: Buffer | null;
   previous_secret: Buffer | null;
   headers_sealed: Buffer | null;
+  auth: ClaimedDelivery['auth'];
+  auth_secret_sealed: Buffer | null;
+  tls_certificate: string | null;
+  tls_key_sealed: Buffer | null;
   now: number;
   head_id?: string;
 }
@@ -154,7 +158,8 @@ export async function claim(
 export const DUE_QUERY = `select q.project_id, q.delivery_id as id, q.ctid, q.event_created_at, q.endpoint_id, q.lane, q.seq,
                   q.throttled, q.held, q.lease_until, extract(epoch from q.next_attempt_at)::float8 as due_at,
                   w.id is not null as found, w.active, w.paused, w.rate_limit_per_second as rate,
-                  w.url, w.active_secret, w.previous_secret, w.headers_sealed, extract(epoch from now())::float8 as now
+                  w.url, w.active_secret, w.previous_secret, w.headers_sealed,
+                  w.auth, w.auth_secret_sealed, w.tls_certificate, w.tls_key_sealed, extract(epoch from now())::float8 as now
              from (select ctid, * from delivery_queue
                     where held is null and next_attempt_at <= now() + make_interval(secs => $3)
                       and (lease_until is null or lease_until < now())
@@ -371,7 +376,18 @@ async function apply(
  * A leased row as the claim returns it: an event's type and payload on its first delivery only, its
  * endpoint's address, secrets and headers not yet (they are on its due row).
  */
-type Leased = Omit<ClaimedDelivery, 'url' | 'active_secret' | 'previous_secret' | 'headers_sealed'> & {
+/** What a send needs of its endpoint, read from its due row. */
+type SendNeeds =
+  | 'url'
+  | 'active_secret'
+  | 'previous_secret'
+  | 'headers_sealed'
+  | 'auth'
+  | 'auth_secret_sealed'
+  | 'tls_certificate'
+  | 'tls_key_sealed';
+
+type Leased = Omit<ClaimedDelivery, SendNeeds> & {
   first: boolean;
   type: string | null;
   data: string | null;
@@ -394,6 +410,9 @@ function withBodies(rows: Leased[], dues: Map<string, Due>): ClaimedDelivery[] {
     const due = dues.get(row.id);
     if (body === undefined || !due?.url || !due.active_secret) return [];
     const { url, active_secret, previous_secret, headers_sealed } = due;
-    return [Object.assign(row, { body, url, active_secret, previous_secret, headers_sealed })];
+    const { auth, auth_secret_sealed, tls_certificate, tls_key_sealed } = due;
+    const needs = { url, active_secret, previous_secret, headers_sealed };
+    const credentials = { auth, auth_secret_sealed, tls_certificate, tls_key_sealed };
+    return [Object.assign(row, { body }, needs, credentials)];
   });
 }

@@ -20,6 +20,12 @@ export interface ClaimedDelivery {
   previous_secret: Buffer | null;
   /** the endpoint's own headers, sealed (null when it asks for none) */
   headers_sealed: Buffer | null;
+  /** its OAuth client credentials: what is kept in clear, and the client secret sealed (or null, null) */
+  auth: { tokenUrl: string; clientId: string; scope?: string; audience?: string } | null;
+  auth_secret_sealed: Buffer | null;
+  /** its client certificate, and the private key sealed (or null, null) */
+  tls_certificate: string | null;
+  tls_key_sealed: Buffer | null;
   /** when to send it (epoch ms, the database's clock): now, or its slot under its endpoint's rate */
   send_at: number;
 }

@@ -5,11 +5,21 @@
 
 /** One delivery as it goes out: where, its Standard Webhooks headers, and the payload byte for byte. */
 export interface Outgoing {
+  /** the endpoint it goes to: what a destination keeps per receiver (a token, a connection) is keyed by it */
+  endpointId: string;
   url: string;
   headers: { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string };
   /** the endpoint's own headers, sent too (never in place of the ones above) */
   extra?: Record<string, string>;
   body: string | Buffer;
+  /** what the receiver asked to be authenticated with, opened (absent for most) */
+  credentials?: Credentials;
+}
+
+/** OAuth 2.0 client credentials, and a client certificate for mutual TLS, as a send uses them. */
+export interface Credentials {
+  oauth?: { tokenUrl: string; clientId: string; clientSecret: string; scope?: string; audience?: string };
+  tls?: { certificate: string; privateKey: string };
 }
 
 /** How an attempt went, in the words of what carried it. */

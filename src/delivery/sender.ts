@@ -5,9 +5,11 @@
 // followed; the response is read up to 4 KiB.
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
+import { LRUCache } from 'lru-cache';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { checkAddress, type Resolver } from '../webhooks/address-policy.ts';
-import type { Destination, SendResult } from './destination.ts';
+import type { Credentials, Destination, Outgoing, SendResult } from './destination.ts';
+import { OAuthTokens, TokenError } from './oauth.ts';
 
 export const RESPONSE_CAPTURE_BYTES = 4096;
 
@@ -23,6 +25,8 @@ export function guardedAgent(options: {
   resolve: Resolver;
   timeoutMs: number;
   connections?: number;
+  /** a client certificate and its key, presented to every server (mutual TLS) */
+  clientCertificate?: { cert: string; key: string };
 }): Agent {
   const { allowPrivate, resolve, timeoutMs } = options;
 
@@ -50,7 +54,11 @@ export function guardedAgent(options: {
     );
   };
 
-  const connect = buildConnector({ timeout: timeoutMs, lookup } as buildConnector.BuildOptions);
+  const connect = buildConnector({
+    timeout: timeoutMs,
+    lookup,
+    ...options.clientCertificate,
+  } as buildConnector.BuildOptions);
   return new Agent({
     connect: (connectOptions, callback) => {
       // An IP literal is judged before any socket opens (names are judged by the lookup above).
@@ -87,16 +95,56 @@ export function webhookDestination(options: {
   userAgent: string;
 }): Destination {
   const agent = guardedAgent(options);
+  const tokens = new OAuthTokens(agent, options.timeoutMs);
+  // An endpoint with a client certificate has an agent of its own (its connections present it), kept
+  // while its certificate is the same, closed when it leaves.
+  const certified = new LRUCache<string, { certificate: string; agent: Agent }>({
+    max: 1000,
+    dispose: (entry) => void entry.agent.close().catch(() => {}),
+  });
+  const agentOf = (endpointId: string, tls: NonNullable<Credentials['tls']>) => {
+    const held = certified.get(endpointId);
+    if (held?.certificate === tls.certificate) return held.agent;
+    const clientCertificate = { cert: tls.certificate, key: tls.privateKey };
+    const own = guardedAgent({ ...options, clientCertificate, connections: 8 });
+    certified.set(endpointId, { certificate: tls.certificate, agent: own });
+    return own;
+  };
   const fixed = { 'content-type': 'application/json', 'user-agent': options.userAgent };
+  const send = (outgoing: Outgoing): Promise<SendResult> => {
+    const { url, headers, extra, body, credentials } = outgoing;
+    // An endpoint's own headers go first: the transport's and the signature's are never theirs to set.
+    const all = extra
+      ? { ...fixed, ...extra, ...headers, 'content-type': fixed['content-type'] }
+      : { ...headers, ...fixed };
+    if (!credentials) return post(agent, url, all, body, options.timeoutMs);
+    const through = credentials.tls ? agentOf(outgoing.endpointId, credentials.tls) : agent;
+    const { oauth } = credentials;
+    if (!oauth) return post(through, url, all, body, options.timeoutMs);
+    const withToken = async (renew: boolean) => {
+      const token = await tokens.token(outgoing.endpointId, oauth, renew);
+      return post(through, url, { ...all, authorization: `Bearer ${token}` }, body, options.timeoutMs);
+    };
+    // A 401 may be a token the receiver no longer takes: one more try with a new one.
+    return withToken(false)
+      .then((result) => (result.statusCode === 401 ? withToken(true) : result))
+      .catch((error: unknown) => {
+        if (!(error instanceof TokenError)) throw error;
+        return {
+          statusCode: null,
+          error: error.message,
+          responseBody: null,
+          durationMs: 0,
+          retryAfter: null,
+        };
+      });
+  };
   return {
-    send: ({ url, headers, extra, body }) => {
-      // An endpoint's own headers go first: the transport's and the signature's are never theirs to set.
-      const all = extra
-        ? { ...fixed, ...extra, ...headers, 'content-type': fixed['content-type'] }
-        : { ...headers, ...fixed };
-      return post(agent, url, all, body, options.timeoutMs);
+    send,
+    close: async () => {
+      certified.clear();
+      await agent.close();
     },
-    close: () => agent.close(),
   };
 }
 

@@ -3,8 +3,10 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Keyring } from '../lib/crypto.ts';
+import { openAuthSecret, openTlsKey } from '../webhooks/credentials.ts';
 import { openHeaders } from '../webhooks/headers.ts';
 import { signingKeys } from '../webhooks/secrets.ts';
+import type { Credentials } from './destination.ts';
 
 const CACHED_ENDPOINTS = 10_000;
 
@@ -47,3 +49,56 @@ export function headersCache(keyring: Keyring) {
     return headers;
   };
 }
+
+/** An endpoint's credentials as the claim read them: what is in clear, and the secrets sealed. */
+export interface SealedCredentials {
+  auth: { tokenUrl: string; clientId: string; scope?: string; audience?: string } | null;
+  auth_secret_sealed: Buffer | null;
+  tls_certificate: string | null;
+  tls_key_sealed: Buffer | null;
+}
+
+/**
+ * The endpoints' credentials, their secrets unsealed once and kept while the sealed bytes are the ones
+ * the claim read (a PATCH takes effect with the next claimed delivery). An endpoint with none costs two
+ * null checks.
+ */
+export function credentialsCache(keyring: Keyring) {
+  const entries = new LRUCache<string, { auth: Buffer | null; tls: Buffer | null; credentials: Credentials }>(
+    {
+      max: CACHED_ENDPOINTS,
+    },
+  );
+  return (endpointId: string, sealed: SealedCredentials): Credentials | undefined => {
+    const {
+      auth,
+      auth_secret_sealed: authSealed,
+      tls_certificate: certificate,
+      tls_key_sealed: tlsSealed,
+    } = sealed;
+    if (authSealed === null && tlsSealed === null) return undefined;
+    const entry = entries.get(endpointId);
+    if (
+      entry &&
+      same(entry.auth, authSealed) &&
+      same(entry.tls, tlsSealed) &&
+      sameClear(entry.credentials, sealed)
+    )
+      return entry.credentials;
+    const credentials: Credentials = {};
+    if (auth && authSealed)
+      credentials.oauth = { ...auth, clientSecret: openAuthSecret(keyring, endpointId, authSealed) };
+    if (certificate && tlsSealed)
+      credentials.tls = { certificate, privateKey: openTlsKey(keyring, endpointId, tlsSealed) };
+    entries.set(endpointId, { auth: authSealed, tls: tlsSealed, credentials });
+    return credentials;
+  };
+}
+
+/** Whether what is in clear is still what was opened with it (a new token URL with the same secret). */
+const sameClear = (held: Credentials, sealed: SealedCredentials) =>
+  held.tls?.certificate === (sealed.tls_certificate ?? undefined) &&
+  held.oauth?.tokenUrl === sealed.auth?.tokenUrl &&
+  held.oauth?.clientId === sealed.auth?.clientId &&
+  held.oauth?.scope === sealed.auth?.scope &&
+  held.oauth?.audience === sealed.auth?.audience;

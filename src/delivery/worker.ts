@@ -32,7 +32,7 @@ import { type AttemptMetrics, countAttempt, nextState } from './outcome.ts';
 import { AttemptRecorder } from './recorder.ts';
 import { ClaimScheduler } from './scheduler.ts';
 import { webhookDestination } from './sender.ts';
-import { headersCache, signingKeyCache } from './signing.ts';
+import { credentialsCache, headersCache, signingKeyCache } from './signing.ts';
 
 const HEARTBEAT_MS = 10_000;
 const CLAIM_BATCH = 200;
@@ -67,6 +67,7 @@ export class DeliveryWorker {
   private readonly destination: Destination;
   private readonly signingKeys: ReturnType<typeof signingKeyCache>;
   private readonly endpointHeaders: ReturnType<typeof headersCache>;
+  private readonly credentials: ReturnType<typeof credentialsCache>;
   private readonly leaseSeconds: number;
   private readonly concurrency: number;
   /** runs held at once (in flight and claimed to wait for a slot): what claims fill */
@@ -90,6 +91,7 @@ export class DeliveryWorker {
     this.store = deliveryStore(deps.db);
     this.signingKeys = signingKeyCache(deps.keyring);
     this.endpointHeaders = headersCache(deps.keyring);
+    this.credentials = credentialsCache(deps.keyring);
     this.recorder = new AttemptRecorder({
       db: deps.db,
       disableAfterDead: deps.config.disableAfterDead,
@@ -276,6 +278,7 @@ export class DeliveryWorker {
     const secrets = this.signingKeys(delivery.endpoint_id, delivery.active_secret, delivery.previous_secret);
     const startedAt = new Date();
     const result = await this.destination.send({
+      endpointId: delivery.endpoint_id,
       url: delivery.url,
       headers: {
         'webhook-id': delivery.event_id,
@@ -284,6 +287,7 @@ export class DeliveryWorker {
       },
       extra: this.endpointHeaders(delivery.endpoint_id, delivery.headers_sealed),
       body: delivery.body,
+      credentials: this.credentials(delivery.endpoint_id, delivery),
     });
     const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const gone = result.statusCode === 410;

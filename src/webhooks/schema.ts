@@ -34,7 +34,42 @@ const FilterSchema = Type.Union([Type.Record(Type.String(), Type.Unknown()), Typ
     'an Amazon EventBridge event pattern over {type, data} (exact values, arrays as any-of, prefix, suffix, anything-but, numeric, exists, equals-ignore-case, $or), at most 4 KiB and 8 levels: an event it does not match makes no delivery here; null for none',
 });
 
+const AuthSchema = Type.Union(
+  [
+    Type.Object(
+      {
+        type: Type.Literal('oauth2_client_credentials'),
+        tokenUrl: Type.String({
+          format: 'uri',
+          maxLength: MAX_URL_LENGTH,
+          description: 'a public HTTPS address',
+        }),
+        clientId: Type.String({ minLength: 1, maxLength: 256 }),
+        clientSecret: Type.String({ minLength: 1, maxLength: 1024, description: 'write-only' }),
+        scope: Type.Optional(Type.String({ maxLength: 1024 })),
+        audience: Type.Optional(Type.String({ maxLength: 1024 })),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Null(),
+  ],
+  {
+    description:
+      'OAuth 2.0 client credentials: the worker fetches a token from tokenUrl, keeps it until 60 s before it expires, and sends it as a bearer; a 401 fetches a new one once. null for none',
+  },
+);
+const PEM = Type.String({ minLength: 1, maxLength: 16384 });
+const TlsSchema = Type.Union(
+  [Type.Object({ certificate: PEM, privateKey: PEM }, { additionalProperties: false }), Type.Null()],
+  {
+    description:
+      'a client certificate and its private key (PEM, unencrypted; the key write-only), presented for mutual TLS; null for none',
+  },
+);
+
 const receiverFields = {
+  auth: Type.Optional(AuthSchema),
+  tls: Type.Optional(TlsSchema),
   filter: Type.Optional(FilterSchema),
   name: Type.Optional(
     Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()], {
@@ -62,6 +97,8 @@ const receiverFields = {
 
 /** The same fields in a PATCH: metadata and headers merge (a name set to null is removed). */
 const receiverChanges = {
+  auth: receiverFields.auth,
+  tls: receiverFields.tls,
   name: receiverFields.name,
   description: receiverFields.description,
   filter: receiverFields.filter,
@@ -120,6 +157,25 @@ const endpointFields = {
     description: 'the names of the headers sent with every delivery; their values are never shown',
   }),
   filter: FilterSchema,
+  auth: Type.Union([
+    Type.Object({
+      type: Type.Literal('oauth2_client_credentials'),
+      tokenUrl: Type.String(),
+      clientId: Type.String(),
+      clientSecret: Type.Literal('***'),
+      scope: Type.Optional(Type.String()),
+      audience: Type.Optional(Type.String()),
+    }),
+    Type.Null(),
+  ]),
+  tls: Type.Union([
+    Type.Object({
+      certificate: Type.String(),
+      privateKey: Type.Literal('***'),
+      expiresAt: Type.String({ format: 'date-time' }),
+    }),
+    Type.Null(),
+  ]),
   createdAt: Type.String({ format: 'date-time' }),
 };
 
@@ -138,6 +194,8 @@ const endpointExample = {
   metadata: { team: 'finance' },
   headers: { 'x-tenant': '***' },
   filter: { data: { amount: [{ numeric: ['>=', 10000] }] } },
+  auth: null,
+  tls: null,
   createdAt: '2026-11-24T09:30:00.000Z',
 };
 

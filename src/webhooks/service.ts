@@ -13,6 +13,14 @@ import type { Keyring } from '../lib/crypto.ts';
 import { notFound, PlatformError } from '../lib/errors.ts';
 import type { CapabilityRegistry } from '../registry.ts';
 import { checkWebhookUrl, type UrlCheckOptions } from './address-policy.ts';
+import {
+  type AuthInput,
+  type AuthPublic,
+  expiryOf,
+  sealAuth,
+  sealTls,
+  type TlsInput,
+} from './credentials.ts';
 import { compileFilter } from './filter.ts';
 import {
   MOST_HEADERS,
@@ -50,6 +58,8 @@ export interface WebhookEndpoint {
   /** the names of its own headers, each as *** */
   headers: Record<string, '***'>;
   filter: Record<string, unknown> | null;
+  auth: (AuthPublic & { clientSecret: '***' }) | null;
+  tls: { certificate: string; privateKey: '***'; expiresAt: string } | null;
   createdAt: string;
 }
 
@@ -60,13 +70,17 @@ export interface ReceiverInput {
   metadata?: Record<string, string>;
   headers?: Record<string, string>;
   filter?: Record<string, unknown> | null;
+  auth?: AuthInput | null;
+  tls?: TlsInput | null;
 }
 
 /** What a PATCH may give: metadata and headers merge into what the endpoint has. */
-export type EndpointPatch = Omit<EndpointChange, 'metadata' | 'headers' | 'filter'> & {
+export type EndpointPatch = Omit<EndpointChange, 'metadata' | 'headers' | 'filter' | 'auth' | 'tls'> & {
   metadata?: Record<string, string | null>;
   headers?: Record<string, string | null>;
   filter?: Record<string, unknown> | null;
+  auth?: AuthInput | null;
+  tls?: TlsInput | null;
 };
 
 /** A filter as given and compiled (a 400 when it is not a valid pattern); null for none. */
@@ -88,6 +102,10 @@ const toRecord = (row: EndpointRow): WebhookEndpoint => ({
   metadata: row.metadata,
   headers: maskedHeaders(row.header_names),
   filter: row.filter,
+  auth: row.auth && { ...row.auth, clientSecret: '***' },
+  tls: row.tls_certificate
+    ? { certificate: row.tls_certificate, privateKey: '***', expiresAt: expiryOf(row.tls_certificate) }
+    : null,
   createdAt: row.created_at.toISOString(),
 });
 
@@ -116,8 +134,10 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
     async create(projectId: string, input: { url: string; eventTypes: string[] } & ReceiverInput) {
       const headers = input.headers ?? {};
       requireAllowedHeaders(headers);
+      requireNoAuthorization(Object.keys(headers), Boolean(input.auth));
       const filter = filterOf(input.filter);
       await requireAllowedUrl(input.url, deps.addresses);
+      if (input.auth) await requireAllowedUrl(input.auth.tokenUrl, deps.addresses, '/auth/tokenUrl');
       const id = randomUUID();
       const secret = newSecret(keyring, id);
       const endpoint = {
@@ -133,8 +153,10 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
         headerNames: Object.keys(headers),
         sealedHeaders: sealHeaders(keyring, id, headers),
         filter,
+        auth: input.auth ? sealAuth(keyring, id, input.auth) : null,
+        tls: input.tls ? sealTls(keyring, id, input.tls) : null,
       };
-      const given = (['name', 'description', 'metadata', 'headers', 'filter'] as const).filter(
+      const given = (['name', 'description', 'metadata', 'headers', 'filter', 'auth', 'tls'] as const).filter(
         (f) => f in input,
       );
       audit({
@@ -210,6 +232,7 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
     async update(projectId: string, id: string, patch: EndpointPatch) {
       if (patch.headers) requireAllowedHeaders(patch.headers);
       if (patch.url !== undefined) await requireAllowedUrl(patch.url, deps.addresses);
+      if (patch.auth) await requireAllowedUrl(patch.auth.tokenUrl, deps.addresses, '/auth/tokenUrl');
       await lockLanes(db, [id]);
       const { change, headersChanged } = await this.merge(projectId, id, patch);
       const before = await store.update(projectId, id, change);
@@ -222,7 +245,7 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
       }
       if (change.rateLimitPerSecond !== undefined) await forgetSlots(db, projectId, id);
       // Audited only where a value changed: a patch that changes nothing leaves no entry.
-      const was: Record<Exclude<keyof EndpointChange, 'headers'>, unknown> = {
+      const was: Record<Exclude<keyof EndpointChange, 'headers' | 'auth' | 'tls'>, unknown> = {
         url: before.was_url,
         eventTypes: before.was_event_types,
         rateLimitPerSecond: before.was_rate,
@@ -240,6 +263,7 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
             JSON.stringify(was[field]),
       );
       if (headersChanged) fields.push('headers'); // its name only: never a value
+      for (const field of ['auth', 'tls'] as const) if (patch[field] !== undefined) fields.push(field);
       if (fields.length > 0) {
         audit({ action: 'endpoint.updated', projectId, target: { type: 'endpoint', id }, fields });
       }
@@ -251,16 +275,23 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
      * change to write, the headers resealed; whether the headers changed. Without them, nothing is read.
      */
     async merge(projectId: string, id: string, patch: EndpointPatch) {
-      const { metadata, headers, filter, ...rest } = patch;
+      const { metadata, headers, filter, auth, tls, ...rest } = patch;
       const change: EndpointChange = rest;
       if (filter !== undefined) change.filter = filterOf(filter);
-      if (!metadata && !headers) return { change, headersChanged: false };
+      if (auth !== undefined) change.auth = auth && sealAuth(keyring, id, auth);
+      if (tls !== undefined) change.tls = tls && sealTls(keyring, id, tls);
+      if (!metadata && !headers && !auth) return { change, headersChanged: false };
       const current = await store.receiverForUpdate(projectId, id);
       if (!current) throw notFound('webhook endpoint');
       if (metadata) change.metadata = merged('metadata', current.metadata, metadata, MOST_METADATA);
-      if (!headers) return { change, headersChanged: false };
+      const hasAuth = auth !== undefined ? auth !== null : current.has_auth;
+      if (!headers) {
+        requireNoAuthorization(current.header_names, hasAuth);
+        return { change, headersChanged: false };
+      }
       const before = openHeaders(keyring, id, current.headers_sealed);
       const after = merged('headers', before, headers, MOST_HEADERS);
+      requireNoAuthorization(Object.keys(after), hasAuth);
       change.headers = { names: Object.keys(after), sealed: sealHeaders(keyring, id, after) };
       return { change, headersChanged: JSON.stringify(before) !== JSON.stringify(after) };
     },
@@ -325,11 +356,20 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
   };
 };
 
-async function requireAllowedUrl(url: string, options: UrlCheckOptions) {
+async function requireAllowedUrl(url: string, options: UrlCheckOptions, pointer = '/url') {
   const verdict = await checkWebhookUrl(url, options);
   if (!verdict.allowed) {
     throw new PlatformError('WEBHOOK_URL_NOT_ALLOWED', verdict.reason, {
-      errors: [{ pointer: '/url', detail: verdict.reason }],
+      errors: [{ pointer, detail: verdict.reason }],
     });
   }
+}
+
+/** An authorization header of the endpoint's own is the token's place once it has client credentials. */
+function requireNoAuthorization(headerNames: string[], hasAuth: boolean) {
+  if (!hasAuth || !headerNames.includes('authorization')) return;
+  const detail = 'authorization carries the OAuth token of auth: remove the header or the credentials';
+  throw new PlatformError('VALIDATION_FAILED', detail, {
+    errors: [{ pointer: '/headers/authorization', detail }],
+  });
 }

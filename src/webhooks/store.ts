@@ -2,6 +2,7 @@ import type { Db, SoleWrite } from '../db/database.ts';
 import { DELIVERIES_CHANNEL } from '../delivery-store/channel.ts';
 import { resetDeadStreak, resetRateState } from '../delivery-store/endpoint-state.ts';
 import { CANCEL_WITH_DELETION, waitingOf } from '../delivery-store/enqueue.ts';
+import type { AuthPublic } from './credentials.ts';
 
 export const ENDPOINTS_PER_PROJECT = 20;
 
@@ -20,13 +21,15 @@ export interface EndpointRow {
   metadata: Record<string, string>;
   header_names: string[];
   filter: Record<string, unknown> | null;
+  auth: AuthPublic | null;
+  tls_certificate: string | null;
   created_at: Date;
 }
 
 /** An endpoint's record, with how many of its deliveries are pending (its queue rows). */
 const RECORD = `id, url, event_types, active, paused, rate_limit_per_second, ordering,
   ${waitingOf('webhook_endpoints')} as waiting,
-  previous_secret is not null as has_previous_secret, name, description, metadata, header_names, filter, created_at`;
+  previous_secret is not null as has_previous_secret, name, description, metadata, header_names, filter, auth, tls_certificate, created_at`;
 
 /** Why a deleted endpoint's pending deliveries were cancelled. */
 export const DELETED = 'endpoint deleted';
@@ -45,6 +48,20 @@ export interface NewEndpoint {
   sealedHeaders: Buffer | null;
   /** the filter as given, and compiled (webhooks/filter.ts); null for none */
   filter: { pattern: Record<string, unknown>; path: string } | null;
+  auth: SealedAuth | null;
+  tls: SealedTls | null;
+}
+
+/** OAuth client credentials: what is kept in clear, and the client secret sealed. */
+export interface SealedAuth {
+  clear: AuthPublic;
+  sealed: Buffer;
+}
+
+/** A client certificate, and its private key sealed. */
+export interface SealedTls {
+  certificate: string;
+  sealed: Buffer;
 }
 
 /** The row a new endpoint has: its columns' defaults (migrations 0003 and 0012), nothing pending. */
@@ -63,26 +80,29 @@ export const newEndpointRow = (endpoint: NewEndpoint): EndpointRow => ({
   metadata: endpoint.metadata,
   header_names: endpoint.headerNames,
   filter: endpoint.filter?.pattern ?? null,
+  auth: endpoint.auth?.clear ?? null,
+  tls_certificate: endpoint.tls?.certificate ?? null,
   created_at: endpoint.createdAt,
 });
 
-/** A slot for one more endpoint of project $1 (of at most $14): the project's count, raised (if `also`). */
+/** A slot for one more endpoint of project $1 (of at most $18): the project's count, raised (if `also`). */
 const slot = (also = '') => `slot as (
   update projects set webhook_endpoints = webhook_endpoints + 1
-   where id = $1 and webhook_endpoints < $14 ${also}
+   where id = $1 and webhook_endpoints < $18 ${also}
   returning id
 )`;
 
-/** Of the types $15, project $1's catalogue declares exactly $16 (sorted): what the answer predicted. */
+/** Of the types $19, project $1's catalogue declares exactly $20 (sorted): what the answer predicted. */
 const DECLARES_AS_PREDICTED = `and array(
-  select c.name from event_types c where c.project_id = $1 and c.name = any($15::text[]) order by c.name collate "C"
-) = $16::text[]`;
+  select c.name from event_types c where c.project_id = $1 and c.name = any($19::text[]) order by c.name collate "C"
+) = $20::text[]`;
 
-/** The insert of a new endpoint ($1-$13) into the slot the `slot` CTE took; each caller says what it returns. */
+/** The insert of a new endpoint ($1-$17) into the slot the `slot` CTE took; each caller says what it returns. */
 const INSERT = `insert into webhook_endpoints (project_id, id, url, event_types, active_secret, created_at,
                                                name, description, metadata, header_names, headers_sealed,
-                                               filter, filter_path)
-  select slot.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 from slot`;
+                                               filter, filter_path, auth, auth_secret_sealed,
+                                               tls_certificate, tls_key_sealed)
+  select slot.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 from slot`;
 
 /** CTEs `gone` (the endpoint $2 of project $1 deleted, with its ordering) and `counted` (its slot given back). */
 const DELETE = `gone as (
@@ -109,6 +129,10 @@ const newEndpointValues = (projectId: string, e: NewEndpoint) => [
   e.sealedHeaders,
   e.filter?.pattern ?? null,
   e.filter?.path ?? null,
+  e.auth?.clear ?? null,
+  e.auth?.sealed ?? null,
+  e.tls?.certificate ?? null,
+  e.tls?.sealed ?? null,
 ];
 
 /** What a PATCH may change (docs/api.md, Steering delivery). */
@@ -126,6 +150,10 @@ export interface EndpointChange {
   headers?: { names: string[]; sealed: Buffer | null };
   /** the filter as given and compiled, or null to remove it */
   filter?: { pattern: Record<string, unknown>; path: string } | null;
+  /** new client credentials, or null to remove them */
+  auth?: SealedAuth | null;
+  /** a new client certificate, or null to remove it */
+  tls?: SealedTls | null;
 }
 
 export const endpointStore = (db: Db) => ({
@@ -162,10 +190,19 @@ export const endpointStore = (db: Db) => ({
     values: [...newEndpointValues(projectId, endpoint), ENDPOINTS_PER_PROJECT, outside, [...declared].sort()],
   }),
 
-  /** The endpoint's metadata and sealed headers, its row locked for the change that merges into them. */
+  /**
+   * The endpoint's metadata, headers (their names, and sealed) and whether it has client credentials, its
+   * row locked for the change that merges into them.
+   */
   async receiverForUpdate(projectId: string, id: string) {
-    const { rows } = await db.query<{ metadata: Record<string, string>; headers_sealed: Buffer | null }>(
-      `select metadata, headers_sealed from webhook_endpoints where project_id = $1 and id = $2 for update`,
+    const { rows } = await db.query<{
+      metadata: Record<string, string>;
+      header_names: string[];
+      headers_sealed: Buffer | null;
+      has_auth: boolean;
+    }>(
+      `select metadata, header_names, headers_sealed, auth is not null as has_auth
+         from webhook_endpoints where project_id = $1 and id = $2 for update`,
       [projectId, id],
     );
     return rows[0];
@@ -212,7 +249,11 @@ export const endpointStore = (db: Db) => ({
               header_names = coalesce($14, header_names),
               headers_sealed = case when $14 is null then headers_sealed else $15 end,
               filter = case when $16 then $17 else filter end,
-              filter_path = case when $16 then $18 else filter_path end
+              filter_path = case when $16 then $18 else filter_path end,
+              auth = case when $19 then $20 else auth end,
+              auth_secret_sealed = case when $19 then $21 else auth_secret_sealed end,
+              tls_certificate = case when $22 then $23 else tls_certificate end,
+              tls_key_sealed = case when $22 then $24 else tls_key_sealed end
          from (select url as was_url, event_types as was_event_types, rate_limit_per_second as was_rate,
                       active as was_active, ordering as was_ordering, name as was_name,
                       description as was_description, metadata as was_metadata, filter as was_filter
@@ -238,6 +279,12 @@ export const endpointStore = (db: Db) => ({
         change.filter !== undefined,
         change.filter?.pattern ?? null,
         change.filter?.path ?? null,
+        change.auth !== undefined,
+        change.auth?.clear ?? null,
+        change.auth?.sealed ?? null,
+        change.tls !== undefined,
+        change.tls?.certificate ?? null,
+        change.tls?.sealed ?? null,
       ],
     );
     return rows[0];

@@ -896,6 +896,8 @@ export interface components {
          *           ]
          *         }
          *       },
+         *       "auth": null,
+         *       "tls": null,
          *       "createdAt": "2026-11-24T09:30:00.000Z"
          *     }
          */
@@ -927,6 +929,23 @@ export interface components {
             /** @description an Amazon EventBridge event pattern over {type, data} (exact values, arrays as any-of, prefix, suffix, anything-but, numeric, exists, equals-ignore-case, $or), at most 4 KiB and 8 levels: an event it does not match makes no delivery here; null for none */
             filter: {
                 [key: string]: unknown;
+            } | null;
+            auth: {
+                /** @enum {string} */
+                type: "oauth2_client_credentials";
+                tokenUrl: string;
+                clientId: string;
+                /** @enum {string} */
+                clientSecret: "***";
+                scope?: string;
+                audience?: string;
+            } | null;
+            tls: {
+                certificate: string;
+                /** @enum {string} */
+                privateKey: "***";
+                /** Format: date-time */
+                expiresAt: string;
             } | null;
             /** Format: date-time */
             createdAt: string;
@@ -965,6 +984,8 @@ export interface components {
          *           ]
          *         }
          *       },
+         *       "auth": null,
+         *       "tls": null,
          *       "createdAt": "2026-11-24T09:30:00.000Z",
          *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
          *       "unknownEventTypes": []
@@ -998,6 +1019,23 @@ export interface components {
             /** @description an Amazon EventBridge event pattern over {type, data} (exact values, arrays as any-of, prefix, suffix, anything-but, numeric, exists, equals-ignore-case, $or), at most 4 KiB and 8 levels: an event it does not match makes no delivery here; null for none */
             filter: {
                 [key: string]: unknown;
+            } | null;
+            auth: {
+                /** @enum {string} */
+                type: "oauth2_client_credentials";
+                tokenUrl: string;
+                clientId: string;
+                /** @enum {string} */
+                clientSecret: "***";
+                scope?: string;
+                audience?: string;
+            } | null;
+            tls: {
+                certificate: string;
+                /** @enum {string} */
+                privateKey: "***";
+                /** Format: date-time */
+                expiresAt: string;
             } | null;
             /** Format: date-time */
             createdAt: string;
@@ -1035,6 +1073,23 @@ export interface components {
                 /** @description an Amazon EventBridge event pattern over {type, data} (exact values, arrays as any-of, prefix, suffix, anything-but, numeric, exists, equals-ignore-case, $or), at most 4 KiB and 8 levels: an event it does not match makes no delivery here; null for none */
                 filter: {
                     [key: string]: unknown;
+                } | null;
+                auth: {
+                    /** @enum {string} */
+                    type: "oauth2_client_credentials";
+                    tokenUrl: string;
+                    clientId: string;
+                    /** @enum {string} */
+                    clientSecret: "***";
+                    scope?: string;
+                    audience?: string;
+                } | null;
+                tls: {
+                    certificate: string;
+                    /** @enum {string} */
+                    privateKey: "***";
+                    /** Format: date-time */
+                    expiresAt: string;
                 } | null;
                 /** Format: date-time */
                 createdAt: string;
@@ -2101,6 +2156,26 @@ export interface operations {
                      */
                     url: string;
                     eventTypes: string[];
+                    /** @description OAuth 2.0 client credentials: the worker fetches a token from tokenUrl, keeps it until 60 s before it expires, and sends it as a bearer; a 401 fetches a new one once. null for none */
+                    auth?: {
+                        /** @enum {string} */
+                        type: "oauth2_client_credentials";
+                        /**
+                         * Format: uri
+                         * @description a public HTTPS address
+                         */
+                        tokenUrl: string;
+                        clientId: string;
+                        /** @description write-only */
+                        clientSecret: string;
+                        scope?: string;
+                        audience?: string;
+                    } | null;
+                    /** @description a client certificate and its private key (PEM, unencrypted; the key write-only), presented for mutual TLS; null for none */
+                    tls?: {
+                        certificate: string;
+                        privateKey: string;
+                    } | null;
                     /** @description an Amazon EventBridge event pattern over {type, data} (exact values, arrays as any-of, prefix, suffix, anything-but, numeric, exists, equals-ignore-case, $or), at most 4 KiB and 8 levels: an event it does not match makes no delivery here; null for none */
                     filter?: {
                         [key: string]: unknown;
@@ -2432,6 +2507,26 @@ export interface operations {
                     ordering?: "none" | "endpoint" | "key";
                     /** @description true re-enables a disabled endpoint, keeping its secrets */
                     active?: boolean;
+                    /** @description OAuth 2.0 client credentials: the worker fetches a token from tokenUrl, keeps it until 60 s before it expires, and sends it as a bearer; a 401 fetches a new one once. null for none */
+                    auth?: {
+                        /** @enum {string} */
+                        type: "oauth2_client_credentials";
+                        /**
+                         * Format: uri
+                         * @description a public HTTPS address
+                         */
+                        tokenUrl: string;
+                        clientId: string;
+                        /** @description write-only */
+                        clientSecret: string;
+                        scope?: string;
+                        audience?: string;
+                    } | null;
+                    /** @description a client certificate and its private key (PEM, unencrypted; the key write-only), presented for mutual TLS; null for none */
+                    tls?: {
+                        certificate: string;
+                        privateKey: string;
+                    } | null;
                     /** @description what the project calls it, shown in the portal; null by default */
                     name?: string | null;
                     /** @description null by default */

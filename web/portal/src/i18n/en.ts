@@ -139,6 +139,20 @@ export const en = {
   'receiver.filterHint':
     'Only events that match are sent here, by their type and data: exact values, prefix, suffix, numeric, exists, anything-but. Empty sends every event of the chosen types.',
   'receiver.filterJson': 'The filter is not valid JSON.',
+  'auth.title': 'Authentication (OAuth 2.0, mutual TLS)',
+  'auth.oauth': 'OAuth 2.0 client credentials',
+  'auth.oauthSet': 'Set: client {clientId} at {tokenUrl}. Fill in every field to replace it.',
+  'auth.tokenUrl': 'Token URL',
+  'auth.clientId': 'Client ID',
+  'auth.clientSecret': 'Client secret',
+  'auth.scope': 'Scope (optional)',
+  'auth.audience': 'Audience (optional)',
+  'auth.remove': 'Stop using OAuth',
+  'auth.tls': 'Client certificate (mutual TLS)',
+  'auth.tlsSet': 'A certificate is set, valid until {expiresAt}. Paste a new one and its key to replace it.',
+  'auth.certificate': 'Certificate (PEM)',
+  'auth.privateKey': 'Private key (PEM)',
+  'auth.tlsRemove': 'Stop presenting a certificate',
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -141,4 +141,19 @@ export const fr: Messages = {
   'receiver.filterHint':
     'Seuls les événements qui y correspondent sont envoyés ici, selon leur type et leurs données : valeurs exactes, prefix, suffix, numeric, exists, anything-but. Vide, chaque événement des types choisis est envoyé.',
   'receiver.filterJson': 'Le filtre n’est pas du JSON valide.',
+  'auth.title': 'Authentification (OAuth 2.0, TLS mutuel)',
+  'auth.oauth': 'Identifiants client OAuth 2.0',
+  'auth.oauthSet': 'Défini : client {clientId} sur {tokenUrl}. Remplissez chaque champ pour le remplacer.',
+  'auth.tokenUrl': 'URL du jeton',
+  'auth.clientId': 'Identifiant client',
+  'auth.clientSecret': 'Secret client',
+  'auth.scope': 'Portée (facultative)',
+  'auth.audience': 'Audience (facultative)',
+  'auth.remove': 'Ne plus utiliser OAuth',
+  'auth.tls': 'Certificat client (TLS mutuel)',
+  'auth.tlsSet':
+    'Un certificat est défini, valable jusqu’au {expiresAt}. Collez-en un nouveau et sa clé pour le remplacer.',
+  'auth.certificate': 'Certificat (PEM)',
+  'auth.privateKey': 'Clé privée (PEM)',
+  'auth.tlsRemove': 'Ne plus présenter de certificat',
 };

@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, call, newKey, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { navigate } from '../router.ts';
+import { AuthFields, authBody } from './auth-fields.tsx';
 import { Failure } from './common.tsx';
 import { fieldError, ReceiverFields, receiverBody, UrlField } from './receiver-fields.tsx';
 import { TypePicker } from './type-picker.tsx';
@@ -51,7 +52,7 @@ function CreateForm({ onCancel }: { onCancel: () => void }) {
     setFailure(undefined);
     try {
       const created = await call<Schemas['WebhookEndpointCreated']>('POST', '/core/v1/webhook-endpoints', {
-        body: { url: String(form.get('url') ?? ''), eventTypes: types, ...body },
+        body: { url: String(form.get('url') ?? ''), eventTypes: types, ...body, ...authBody(form) },
         idempotencyKey: key.current,
       });
       freshSecrets.set(created.id, created.secret);
@@ -69,7 +70,9 @@ function CreateForm({ onCancel }: { onCancel: () => void }) {
   const headersError = linesInvalid ? t('receiver.headersLines') : fieldError(failure, '/headers');
   const nameError = fieldError(failure, '/name');
   const filterError = notJson ? t('receiver.filterJson') : fieldError(failure, '/filter');
-  const placed = urlError || typesError || headersError || nameError || filterError;
+  const authError = fieldError(failure, '/auth');
+  const tlsError = fieldError(failure, '/tls');
+  const placed = urlError || typesError || headersError || nameError || filterError || authError || tlsError;
   return (
     <section aria-labelledby="create-title">
       <h2 id="create-title" tabIndex={-1} ref={heading}>
@@ -84,6 +87,7 @@ function CreateForm({ onCancel }: { onCancel: () => void }) {
           </p>
         )}
         <ReceiverFields headersError={headersError} nameError={nameError} filterError={filterError} />
+        <AuthFields authError={authError} tlsError={tlsError} />
         {!placed && <Failure error={failure} />}
         <div class="actions">
           <button type="submit" disabled={pending}>

@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, type Endpoint } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { navigate } from '../router.ts';
+import { AuthFields, authBody } from './auth-fields.tsx';
 import { Failure, useActionKeys } from './common.tsx';
 import { fieldError, ReceiverFields, receiverBody, UrlField } from './receiver-fields.tsx';
 import { TypePicker } from './type-picker.tsx';
@@ -37,6 +38,7 @@ export function EndpointSettings({
       eventTypes: types,
       rateLimitPerSecond: rate === '' ? null : Number(rate),
       ...receiver.body,
+      ...authBody(form),
     };
     setSaved(false);
     setFailure(undefined);
@@ -46,9 +48,18 @@ export function EndpointSettings({
         await call<Endpoint>('PATCH', `/core/v1/webhook-endpoints/${endpoint.id}`, { body, idempotencyKey }),
       );
       keys.settle(JSON.stringify(body));
-      // The header lines were applied: their values are not shown again.
-      const lines = element.elements.namedItem('headers');
-      if (lines instanceof HTMLTextAreaElement) lines.value = '';
+      // The header lines and the secrets were applied: their values are not shown again.
+      for (const name of [
+        'headers',
+        'client-secret',
+        'private-key',
+        'certificate',
+        'token-url',
+        'client-id',
+      ]) {
+        const input = element.elements.namedItem(name);
+        if (input instanceof HTMLTextAreaElement || input instanceof HTMLInputElement) input.value = '';
+      }
       setSaved(true);
     } catch (error) {
       keys.settle(JSON.stringify(body), error);
@@ -60,6 +71,8 @@ export function EndpointSettings({
   const headersError = linesInvalid ? t('receiver.headersLines') : fieldError(failure, '/headers');
   const nameError = fieldError(failure, '/name');
   const filterError = notJson ? t('receiver.filterJson') : fieldError(failure, '/filter');
+  const authError = fieldError(failure, '/auth');
+  const tlsError = fieldError(failure, '/tls');
   return (
     <section aria-labelledby="settings-title">
       <h2 id="settings-title">{t('settings.title')}</h2>
@@ -82,9 +95,14 @@ export function EndpointSettings({
           nameError={nameError}
           filterError={filterError}
         />
-        {!urlError && !rateError && !headersError && !nameError && !filterError && (
-          <Failure error={failure} />
-        )}
+        <AuthFields endpoint={endpoint} authError={authError} tlsError={tlsError} />
+        {!urlError &&
+          !rateError &&
+          !headersError &&
+          !nameError &&
+          !filterError &&
+          !authError &&
+          !tlsError && <Failure error={failure} />}
         <div class="actions">
           <button type="submit" class="secondary">
             {t('settings.save')}
