@@ -200,6 +200,12 @@ describe('the portal’s screens', () => {
         .locator('.catalogue li', { hasText: 'core.webhook.test' })
         .getByText(say(language, 'types.platform'), { exact: true })
         .waitFor();
+      // The platform's types in the portal's language, in words; a search keeps what matches.
+      await page.getByText(say(language, 'core.endpoint.paused')).waitFor();
+      assert.equal(await page.getByText('PATCH active').count(), 0, 'no route in a description');
+      await page.getByLabel(say(language, 'types.search')).fill('endpoint.paused');
+      await eventually(async () => (await page.locator('.catalogue li').count()) === 1);
+      await page.getByLabel(say(language, 'types.search')).fill('');
       await check(page, `event-types-open-${name}`, width);
 
       // Subscribe by picking: "all" off, the declared type on, a pattern typed beside it.

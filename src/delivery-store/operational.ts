@@ -47,7 +47,7 @@ export const CORE_EVENT_TYPES: EventTypeDeclaration[] = [
   {
     name: 'core.endpoint.disabled',
     description:
-      'An endpoint was disabled: it answered 410 Gone, or its deliveries died too many times in a row. Nothing is sent to it until it is re-enabled (PATCH active: true).',
+      'An endpoint was disabled: it answered 410 Gone, or its deliveries died too many times in a row. Nothing is sent to it until it is enabled again.',
     schema: dataSchema([]),
     example: { endpointId: ENDPOINT, reason: 'the endpoint answered 410 Gone' },
   },
@@ -73,7 +73,7 @@ export const CORE_EVENT_TYPES: EventTypeDeclaration[] = [
   {
     name: 'core.erasure.failed',
     description:
-      'A capability did not answer an erasure within its window (7 days): the person may still be in its data. GET /core/v1/erasures/{id} tells the rest.',
+      'A capability did not answer an erasure within its window (7 days): the person may still be in its data. The erasure’s record tells the rest.',
     schema: {
       type: 'object',
       properties: {
@@ -88,7 +88,7 @@ export const CORE_EVENT_TYPES: EventTypeDeclaration[] = [
   },
   {
     name: TEST_EVENT_TYPE,
-    description: 'A test event, sent to one endpoint when asked (POST …/test), whatever it subscribes to.',
+    description: 'A test event, sent to one endpoint when asked, whatever it subscribes to.',
     schema: { type: 'object', properties: { message: { type: 'string' }, endpointId: uuid } },
     example: { message: 'A test event from platform-core', endpointId: ENDPOINT },
   },

@@ -31,7 +31,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** An endpoint was disabled: it answered 410 Gone, or its deliveries died too many times in a row. Nothing is sent to it until it is re-enabled (PATCH active: true). */
+        /** An endpoint was disabled: it answered 410 Gone, or its deliveries died too many times in a row. Nothing is sent to it until it is enabled again. */
         post: operations["coreEndpointDisabledWebhook"];
         delete?: never;
         options?: never;
@@ -99,7 +99,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A capability did not answer an erasure within its window (7 days): the person may still be in its data. GET /core/v1/erasures/{id} tells the rest. */
+        /** A capability did not answer an erasure within its window (7 days): the person may still be in its data. The erasure’s record tells the rest. */
         post: operations["coreErasureFailedWebhook"];
         delete?: never;
         options?: never;
@@ -116,7 +116,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A test event, sent to one endpoint when asked (POST …/test), whatever it subscribes to. */
+        /** A test event, sent to one endpoint when asked, whatever it subscribes to. */
         post: operations["coreWebhookTestWebhook"];
         delete?: never;
         options?: never;

@@ -153,6 +153,18 @@ export const en = {
   'auth.certificate': 'Certificate (PEM)',
   'auth.privateKey': 'Private key (PEM)',
   'auth.tlsRemove': 'Stop presenting a certificate',
+  'types.search': 'Search the types',
+  'types.none': 'No type matches.',
+  'core.endpoint.disabled':
+    'An endpoint was disabled: it answered 410 Gone, or its deliveries failed too many times in a row. Nothing is sent to it until it is enabled again.',
+  'core.endpoint.paused':
+    'An endpoint was paused: its events are kept and nothing is sent until it is resumed.',
+  'core.endpoint.resumed': 'A paused endpoint was resumed: what it kept is sent, oldest first.',
+  'core.delivery.dead':
+    'A delivery failed for good: every attempt failed, or the endpoint answered 410 Gone. It can be sent again from the endpoint’s delivery log.',
+  'core.erasure.failed':
+    'A service did not confirm that it erased a person within 7 days: their data may still be there.',
+  'core.webhook.test': 'A test event, sent to one endpoint when you ask for it, whatever it subscribes to.',
 } as const;
 
 export type MessageKey = keyof typeof en;

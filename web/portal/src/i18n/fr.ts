@@ -156,4 +156,18 @@ export const fr: Messages = {
   'auth.certificate': 'Certificat (PEM)',
   'auth.privateKey': 'Clé privée (PEM)',
   'auth.tlsRemove': 'Ne plus présenter de certificat',
+  'types.search': 'Chercher parmi les types',
+  'types.none': 'Aucun type ne correspond.',
+  'core.endpoint.disabled':
+    'Un point de réception a été désactivé : il a répondu 410 Gone, ou ses livraisons ont échoué trop de fois de suite. Plus rien ne lui est envoyé tant qu’il n’est pas réactivé.',
+  'core.endpoint.paused':
+    'Un point de réception a été mis en pause : ses événements sont gardés et rien n’est envoyé jusqu’à sa reprise.',
+  'core.endpoint.resumed':
+    'Un point de réception en pause a repris : ce qu’il gardait est envoyé, du plus ancien au plus récent.',
+  'core.delivery.dead':
+    'Une livraison a définitivement échoué : chaque tentative a échoué, ou le point de réception a répondu 410 Gone. Elle peut être renvoyée depuis son journal des livraisons.',
+  'core.erasure.failed':
+    'Un service n’a pas confirmé avoir effacé une personne sous 7 jours : ses données y sont peut-être encore.',
+  'core.webhook.test':
+    'Un événement de test, envoyé à un seul point de réception quand vous le demandez, quels que soient ses abonnements.',
 };

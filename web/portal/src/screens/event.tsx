@@ -4,7 +4,7 @@ import { call, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { indentJson, memberText } from '../json-text.ts';
 import { follow } from '../router.ts';
-import { DeliveriesHead, Failure } from './common.tsx';
+import { DeliveriesHead, DeliveryBadge, Failure } from './common.tsx';
 
 type Event = Schemas['Event'];
 
@@ -82,7 +82,9 @@ export function EventScreen({ id }: { id: string }) {
                     `${t('event.endpoint')} ${delivery.endpointId.slice(0, 8)}`}
                 </a>
               </td>
-              <td>{t(`state.${delivery.state}`)}</td>
+              <td>
+                <DeliveryBadge state={delivery.state} />
+              </td>
               <td>{delivery.lastStatus ?? '—'}</td>
               <td>{delivery.attemptCount}</td>
               <td>{date(delivery.createdAt)}</td>

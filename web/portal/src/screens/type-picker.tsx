@@ -3,7 +3,27 @@
 // or a type not declared yet). "All types" is the pattern *.
 import { useEffect, useState } from 'preact/hooks';
 import { call, type Schemas } from '../api.ts';
+import type { MessageKey } from '../i18n/en.ts';
 import { useLocale } from '../i18n/index.ts';
+
+/** The platform's own types, described in the portal's language and in words (not routes). */
+const PLATFORM_WORDS: Record<string, MessageKey> = {
+  'core.endpoint.disabled': 'core.endpoint.disabled',
+  'core.endpoint.paused': 'core.endpoint.paused',
+  'core.endpoint.resumed': 'core.endpoint.resumed',
+  'core.delivery.dead': 'core.delivery.dead',
+  'core.erasure.failed': 'core.erasure.failed',
+  'core.webhook.test': 'core.webhook.test',
+};
+
+/** A type's description as a project's developer reads it. */
+export function describeType(
+  t: (key: MessageKey) => string,
+  type: Pick<Schemas['EventType'], 'name' | 'description'>,
+) {
+  const words = PLATFORM_WORDS[type.name];
+  return words ? t(words) : type.description;
+}
 
 type EventType = Schemas['EventType'];
 
@@ -63,7 +83,7 @@ export function TypePicker({
             checked={value.includes(type.name)}
             onChange={(e) => toggle(type.name, e.currentTarget.checked)}
           />
-          <code>{type.name}</code> <span class="hint">{type.description}</span>
+          <code>{type.name}</code> <span class="hint">{describeType(t, type)}</span>
         </label>
       ))}
       <label for="other-types">{t('types.other')}</label>
