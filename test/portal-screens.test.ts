@@ -249,6 +249,12 @@ describe('the portal’s screens', () => {
       const { page: flakyPage } = await open(f.tenant, width, language, `/portal/endpoints/${f.flakyId}`);
       // The chart: two failed attempts for each of the two events, in the last 24 hours.
       await flakyPage.getByText(say(language, 'stats.summary', { succeeded: 0, failed: 4 })).waitFor();
+      // Its axis says where it starts and ends (both ends are the same time of day).
+      const axis = await flakyPage.locator('text.axis').allTextContents();
+      assert.ok(
+        axis.includes(say(language, 'stats.from')) && axis.includes(say(language, 'stats.to')),
+        `${axis}`,
+      );
       const dead = flakyPage.locator('tr[data-state="dead"]', { hasText: 'shop.order.placed' });
       await dead.getByRole('button', { name: new RegExp(`^${say(language, 'log.retry')}`) }).click();
       await flakyPage
@@ -382,6 +388,10 @@ describe('the portal’s screens', () => {
     await everywhere(async (f, language, width, name) => {
       const { page } = await open(f.tenant, width, language, `/portal/endpoints/${f.goodId}`);
       await page.getByRole('heading', { level: 2, name: say(language, 'example.title') }).waitFor();
+      // The project's own type is offered first, not the platform's.
+      await eventually(
+        async () => (await page.locator('#example-type').inputValue()) === 'pay.payment.succeeded',
+      );
       await page.locator('#example-type').selectOption('pay.payment.succeeded');
       await page.getByText('"amount": 4200').waitFor();
       const before = good.received.length;

@@ -165,6 +165,8 @@ export const en = {
   'core.erasure.failed':
     'A service did not confirm that it erased a person within 7 days: their data may still be there.',
   'core.webhook.test': 'A test event, sent to one endpoint when you ask for it, whatever it subscribes to.',
+  'stats.from': '24 hours ago',
+  'stats.to': 'now',
 } as const;
 
 export type MessageKey = keyof typeof en;

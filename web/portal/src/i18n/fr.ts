@@ -170,4 +170,6 @@ export const fr: Messages = {
     'Un service n’a pas confirmé avoir effacé une personne sous 7 jours : ses données y sont peut-être encore.',
   'core.webhook.test':
     'Un événement de test, envoyé à un seul point de réception quand vous le demandez, quels que soient ses abonnements.',
+  'stats.from': 'il y a 24 heures',
+  'stats.to': 'maintenant',
 };

@@ -29,7 +29,10 @@ export function EndpointStats({ endpointId }: { endpointId: string }) {
   const bar = PLOT / hours.length;
   const height = (value: number) => (value / top) * HEIGHT;
   const time = (iso: string) =>
-    new Intl.DateTimeFormat(language, { hour: 'numeric', minute: '2-digit' }).format(new Date(iso));
+    new Intl.DateTimeFormat(language, { weekday: 'short', hour: 'numeric', minute: '2-digit' }).format(
+      new Date(iso),
+    );
+  // The axis runs from 24 hours ago to now: said so, since both ends are the same time of day.
   const summary = t('stats.summary', { succeeded: number(succeeded), failed: number(failed) });
   return (
     <section aria-labelledby="stats-title">
@@ -65,10 +68,10 @@ export function EndpointStats({ endpointId }: { endpointId: string }) {
           </g>
         ))}
         <text x={LEFT} y={HEIGHT + 18} class="axis">
-          {time(stats.from)}
+          {t('stats.from')}
         </text>
         <text x={WIDTH} y={HEIGHT + 18} class="axis" text-anchor="end">
-          {time(stats.to)}
+          {t('stats.to')}
         </text>
       </svg>
       <details>

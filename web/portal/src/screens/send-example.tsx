@@ -18,7 +18,10 @@ export function SendExample({ endpointId }: { endpointId: string }) {
   useEffect(
     () =>
       void eventTypes().then((all) => {
-        const withExample = all.filter((type) => type.example);
+        // The project's own types first: an example of its events is what a developer wants to see.
+        const withExample = all
+          .filter((type) => type.example)
+          .sort((a, b) => Number(a.source !== 'project') - Number(b.source !== 'project'));
         setTypes(withExample);
         setChosen((current) => current || (withExample[0]?.name ?? ''));
       }, setFailure),
