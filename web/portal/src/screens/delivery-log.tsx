@@ -169,18 +169,18 @@ function Row({ delivery }: { delivery: Delivery }) {
       <td>
         <DeliveryBadge state={delivery.state} />
       </td>
-      <td>{delivery.lastStatus ?? delivery.lastError ?? '—'}</td>
-      <td>
+      <td data-label={t('log.status')}>{delivery.lastStatus ?? delivery.lastError ?? '—'}</td>
+      <td data-label={t('log.attempts')}>
         <details>
           <summary>{delivery.attemptCount}</summary>
           <Attempts delivery={delivery} />
         </details>
       </td>
-      <td>
+      <td data-label={t('log.next')}>
         {delivery.nextAttemptAt ? date(delivery.nextAttemptAt) : '—'}
         {delivery.waitReason && <span class="hint"> · {t(`wait.${delivery.waitReason}` as MessageKey)}</span>}
       </td>
-      <td>{date(delivery.createdAt)}</td>
+      <td data-label={t('log.created')}>{date(delivery.createdAt)}</td>
       <td>
         {retryable && (
           <button
