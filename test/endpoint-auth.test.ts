@@ -97,6 +97,9 @@ describe('OAuth 2.0 client credentials', () => {
       return delivery?.state === 'delivered' && delivery;
     });
     assert.equal(delivered.attemptCount, 1, 'the refresh is part of the attempt');
+    const log = await call(who, 'GET', `/core/v1/webhook-endpoints/${created.body.id}/deliveries`);
+    assert.equal(log.body.data[0].attempts[0].requestHeaders.authorization, 'Bearer ***');
+    assert.ok(!/tok-\d/.test(log.text), 'no token in the log');
     assert.equal(tokens.state.requests, 2);
     const { rows } = await service.db.query<{ text: string }>(
       `select row_to_json(w)::text as text from webhook_endpoints w where id = $1`,

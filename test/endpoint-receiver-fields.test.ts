@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { expectProblem, startService } from './helpers/app.ts';
-import { startReceiver } from './helpers/receiver.ts';
+import { eventually, startReceiver } from './helpers/receiver.ts';
 
 const service = await startService({
   env: { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1', PLATFORM_WORKER_POLL_MS: '100' },
@@ -193,6 +193,21 @@ describe('an endpoint’s name, description, metadata and headers', () => {
     assert.equal(received.headers['content-type'], 'application/json');
     assert.equal(received.headers['webhook-id'], first.body.eventId);
     new Webhook(secret).verify(received.body, received.headers as Record<string, string>);
+    // The log shows the request's headers as sent, the values that may be secrets redacted.
+    const log = await eventually(async () => {
+      const page = await get(`/core/v1/webhook-endpoints/${id}/deliveries`);
+      return page.body.data[0]?.attempts.length > 0 && page;
+    });
+    const [attempt] = log.body.data[0].attempts;
+    assert.deepEqual(attempt.requestHeaders, {
+      'content-type': 'application/json',
+      'webhook-id': first.body.eventId,
+      'webhook-timestamp': received.headers['webhook-timestamp'],
+      'webhook-signature': 'v1,***',
+      'x-tenant': '***',
+      'user-agent': '***',
+    });
+    assert.ok(!log.text.includes(TOKEN), 'no header value in the log');
 
     await patch(id, { headers: { 'x-tenant': 'rotated', 'user-agent': null } });
     await publish();

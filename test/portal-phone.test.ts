@@ -108,6 +108,9 @@ describe('the portal on a phone, and its defects', () => {
       .locator('ol.attempts li')
       .evaluateAll((items) => items.map((item) => Number(item.getAttribute('value'))));
     assert.deepEqual(numbers, [2, 1]);
+    // Each attempt's request headers as sent, the signature redacted.
+    await page.locator('ol.attempts li').first().getByText('Request headers as sent').click();
+    await page.locator('ol.attempts li').first().getByText('webhook-signature: v1,***').waitFor();
     await fitsWidth(page, 390, 'Rotate secret');
     await screenshot(page, 'endpoint-390-en');
     assert.deepEqual(problems, []);

@@ -108,6 +108,7 @@ const completion =
     error: null,
     succeeded: true,
     responseBody: '',
+    sentHeaders: null,
   });
 
 /** Every delivery has its attempt row and none is left in the queue. */

@@ -30,6 +30,28 @@ export interface AttemptView {
   error: string | null;
   succeeded: boolean;
   responseBody: string | null;
+  /** the request's headers as sent, every value that may be a secret as *** */
+  requestHeaders: Record<string, string>;
+}
+
+/** An attempt as its row keeps it: what it sent beyond the signature's headers by name only. */
+type RecordedAttempt = Omit<AttemptView, 'requestHeaders'> & { sentHeaders: string | null };
+
+/**
+ * An attempt with its request's headers as sent (contract 0.4): the Standard Webhooks headers (the
+ * signature redacted, its timestamp the attempt's start), and the endpoint's own and an OAuth token by
+ * name, their values redacted.
+ */
+function asShown(eventId: string, { sentHeaders, ...attempt }: RecordedAttempt): AttemptView {
+  const requestHeaders: Record<string, string> = {
+    'content-type': 'application/json',
+    'webhook-id': eventId,
+    'webhook-timestamp': String(Math.floor(Date.parse(attempt.startedAt) / 1000)),
+    'webhook-signature': 'v1,***',
+  };
+  for (const name of sentHeaders ? sentHeaders.split(',') : [])
+    requestHeaders[name] = name === 'authorization' ? 'Bearer ***' : '***';
+  return { ...attempt, requestHeaders };
 }
 
 /** What the API shows of a delivery `d` and its event `e`, its queue row `q` and its delivering attempt `da`. */
@@ -59,7 +81,7 @@ const ATTEMPTS = `left join lateral (
              'attempt', a.attempt,
              'startedAt', to_char(a.started_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
              'durationMs', a.duration_ms, 'statusCode', a.status_code, 'error', a.error,
-             'succeeded', a.succeeded, 'responseBody', a.response_body)
+             'succeeded', a.succeeded, 'responseBody', a.response_body, 'sentHeaders', a.sent_headers)
            order by a.attempt desc), '[]') as attempts,
            max(a.status_code) filter (where ${delivering('d', 'a')}) as status_code,
            max(${deliveredAt('a')}) filter (where ${delivering('d', 'a')}) as delivered_at
@@ -116,7 +138,7 @@ export const deliveryLog = (db: Db, retentionDays: number) => ({
     // The page is picked from the deliveries alone (one index scan per day, merged in order, stopping at
     // the limit), and only its rows are joined to their events and attempts: joined first, the planner
     // misjudges the join across days and hashes the endpoint's whole history (measured by bench growth).
-    const { rows } = await db.query<DeliveryView & { attempts: AttemptView[] }>(
+    const { rows } = await db.query<DeliveryView & { attempts: RecordedAttempt[] }>(
       `with page as materialized (
          select * from deliveries d
           where d.project_id = $1 and d.endpoint_id = $2
@@ -146,7 +168,8 @@ export const deliveryLog = (db: Db, retentionDays: number) => ({
         only.eventType ?? null,
       ],
     );
-    return pageFrom(rows, limit, (row) => ({ at: row.createdAt, id: row.id }));
+    const shown = rows.map((row) => ({ ...row, attempts: row.attempts.map((a) => asShown(row.eventId, a)) }));
+    return pageFrom(shown, limit, (row) => ({ at: row.createdAt, id: row.id }));
   },
 
   /**

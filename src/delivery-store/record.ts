@@ -26,6 +26,8 @@ export interface Completion {
   error: string | null;
   succeeded: boolean;
   responseBody: string | null;
+  /** the names of the endpoint's own headers (and authorization) it sent, comma-separated, or null */
+  sentHeaders: string | null;
 }
 
 /** What a recorded attempt did to its delivery (recordOutcomes). */
@@ -47,37 +49,39 @@ interface RecordedBatch {
 
 /** The attempt rows of the recorded attempts, `from` a set with these columns (the attempt's number as `attempts`). */
 const APPEND_ATTEMPTS = `insert into delivery_attempts (project_id, delivery_id, event_created_at, attempt, started_at,
-                                  duration_ms, status_code, error, succeeded, response_body)
-  select project_id, id, event_created_at, attempts, started_at, duration_ms, status_code, error, succeeded, response_body`;
+                                  duration_ms, status_code, error, succeeded, response_body, sent_headers)
+  select project_id, id, event_created_at, attempts, started_at, duration_ms, status_code, error, succeeded, response_body,
+         sent_headers`;
 
 /**
- * Delivered attempts ($1-$7, one array a column: appendDelivered) of deliveries leased by their tokens: the
+ * Delivered attempts ($1-$8, one array a column: appendDelivered) of deliveries leased by their tokens: the
  * queue row deleted, the attempt row appended.
  */
 export const APPEND_DELIVERED = `with r as (
-     select * from unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[])
-       as r(id, lease_token, started_at, duration_ms, status_code, error, response_body)
+     select * from unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[],
+                          $8::text[])
+       as r(id, lease_token, started_at, duration_ms, status_code, error, response_body, sent_headers)
    ), finished as (
      delete from delivery_queue q using r
       where q.delivery_id = r.id and q.lease_token = r.lease_token
      returning q.project_id, q.delivery_id as id, q.event_id, q.event_created_at, q.endpoint_id,
                q.attempts + 1 as attempts, r.started_at, r.duration_ms, r.status_code, r.error, true as succeeded,
-               r.response_body
+               r.response_body, r.sent_headers
    ), attempts as (${APPEND_ATTEMPTS} from finished)
    select id from finished`;
 
 /**
- * Every outcome of a batch of attempts ($1-$13, one array a column: recordOutcomes), of deliveries whose
- * events fall in the days from $14 to $15. The bounds let PostgreSQL leave out every other day's partition
+ * Every outcome of a batch of attempts ($1-$13 and $16, one array a column: recordOutcomes), of deliveries
+ * whose events fall in the days from $14 to $15. The bounds let PostgreSQL leave out every other day's partition
  * of the history and the events as the statement starts: the joins' own keys are known only row by row,
  * so without them each statement set up an update of every day's partition (docs/decisions/claim-fixed-cost.md).
  */
 export const RECORD_OUTCOMES = `with r as (
      select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::float8[], $6::timestamptz[],
                           $7::int[], $8::int[], $9::text[], $10::bool[], $11::text[], $12::timestamptz[],
-                          $13::int[])
+                          $13::int[], $16::text[])
        as r(project_id, id, lease_token, state, retry_in, started_at, duration_ms, status_code, error,
-            succeeded, response_body, event_created_at, attempts_before)
+            succeeded, response_body, event_created_at, attempts_before, sent_headers)
    ), retried as (
      update delivery_queue q
         set attempts = q.attempts + 1, next_attempt_at = now() + make_interval(secs => r.retry_in),
@@ -90,7 +94,7 @@ export const RECORD_OUTCOMES = `with r as (
       where q.delivery_id = r.id and q.lease_token = r.lease_token and r.state <> 'pending'
      returning q.delivery_id as id, q.project_id, q.event_id, q.event_created_at, q.endpoint_id, r.state,
                q.attempts + 1 as attempts, r.started_at, r.duration_ms, r.status_code, r.error, r.succeeded,
-               r.response_body
+               r.response_body, r.sent_headers
    ), mine as materialized (
      -- "in" over the union is one hash of it: joined, a plan that counted the union as a row or two
      -- read all of it for each attempt (200 × 200 rows a batch). Materialized, so it is made once.
@@ -109,12 +113,12 @@ export const RECORD_OUTCOMES = `with r as (
         and d.event_created_at >= $14 and d.event_created_at < $15
         and ((r.mine and r.state <> 'delivered') or (not r.mine and d.state <> 'pending' and d.attempts = r.attempts_before))
      returning d.project_id, d.id, d.event_id, d.event_created_at, d.endpoint_id, d.state, d.attempts,
-               r.started_at, r.duration_ms, r.status_code, r.error, r.succeeded, r.response_body
+               r.started_at, r.duration_ms, r.status_code, r.error, r.succeeded, r.response_body, r.sent_headers
    ), recorded as (
      select * from updated
      union all
      select project_id, id, event_id, event_created_at, endpoint_id, state, attempts, started_at, duration_ms,
-            status_code, error, succeeded, response_body
+            status_code, error, succeeded, response_body, sent_headers
        from finished where state = 'delivered'
    ), attempts as (${APPEND_ATTEMPTS} from recorded)
    select u.project_id, u.id, u.event_id, u.endpoint_id, u.state, e.type
@@ -170,6 +174,7 @@ export const deliveryStore = (db: Db) => ({
         'statusCode',
         'error',
         'responseBody',
+        'sentHeaders',
       ]),
     });
     return rows.map((row) => row.id);
@@ -206,6 +211,7 @@ export const deliveryStore = (db: Db) => ({
           'attemptsBefore',
         ]),
         ...daysOf(batch.map((c) => c.eventCreatedAt)),
+        batch.map((c) => c.sentHeaders),
       ],
     });
     return rows;

@@ -26,7 +26,7 @@ import type { Keyring } from '../lib/crypto.ts';
 import { signatureHeader } from '../lib/signature.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { Resolver } from '../webhooks/address-policy.ts';
-import type { Destination } from './destination.ts';
+import type { Credentials, Destination } from './destination.ts';
 import { type Held, HeldRuns } from './held.ts';
 import { type AttemptMetrics, countAttempt, nextState } from './outcome.ts';
 import { AttemptRecorder } from './recorder.ts';
@@ -274,9 +274,12 @@ export class DeliveryWorker {
 
   /** One attempt: sign, send through the destination, and decide the delivery's next state. */
   private async deliver(delivery: ClaimedDelivery, token: string): Promise<Completion> {
-    const timestamp = Math.floor(Date.now() / 1000);
-    const secrets = this.signingKeys(delivery.endpoint_id, delivery.active_secret, delivery.previous_secret);
+    // The signature's timestamp is the attempt's start, to the second: the log says what was sent from it.
     const startedAt = new Date();
+    const timestamp = Math.floor(startedAt.getTime() / 1000);
+    const secrets = this.signingKeys(delivery.endpoint_id, delivery.active_secret, delivery.previous_secret);
+    const extra = this.endpointHeaders(delivery.endpoint_id, delivery.headers_sealed);
+    const credentials = this.credentials(delivery.endpoint_id, delivery);
     const result = await this.destination.send({
       endpointId: delivery.endpoint_id,
       url: delivery.url,
@@ -285,9 +288,9 @@ export class DeliveryWorker {
         'webhook-timestamp': String(timestamp),
         'webhook-signature': signatureHeader(secrets, delivery.event_id, timestamp, delivery.body),
       },
-      extra: this.endpointHeaders(delivery.endpoint_id, delivery.headers_sealed),
+      extra,
       body: delivery.body,
-      credentials: this.credentials(delivery.endpoint_id, delivery),
+      credentials,
     });
     const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const gone = result.statusCode === 410;
@@ -313,6 +316,7 @@ export class DeliveryWorker {
       error: result.error ?? (succeeded ? null : `HTTP ${result.statusCode}`),
       succeeded,
       responseBody: result.responseBody,
+      sentHeaders: sentHeaders(extra, credentials),
     };
   }
 
@@ -354,4 +358,12 @@ export class DeliveryWorker {
     await this.destination.close();
     this.deps.log.info({ worker: this.id }, 'delivery worker stopped');
   }
+}
+
+/** The names of what an attempt sent beyond the Standard Webhooks headers, for its log; null for nothing. */
+function sentHeaders(extra: Record<string, string> | undefined, credentials: Credentials | undefined) {
+  if (!extra && !credentials?.oauth) return null;
+  const names = Object.keys(extra ?? {});
+  if (credentials?.oauth) names.push('authorization');
+  return names.join(',');
 }

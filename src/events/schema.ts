@@ -148,6 +148,10 @@ export const EndpointDeliveriesSchema = Type.Object(
             error: Nullable(Type.String()),
             succeeded: Type.Boolean(),
             responseBody: Nullable(Type.String({ description: 'at most 4 KiB of the response' })),
+            requestHeaders: Type.Record(Type.String(), Type.String(), {
+              description:
+                'the request’s headers as sent: the signature, the endpoint’s own headers and an OAuth token with their values as ***',
+            }),
           }),
         ),
       }),

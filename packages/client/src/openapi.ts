@@ -1248,6 +1248,10 @@ export interface components {
                     error: string | null;
                     succeeded: boolean;
                     responseBody: string | null;
+                    /** @description the request’s headers as sent: the signature, the endpoint’s own headers and an OAuth token with their values as *** */
+                    requestHeaders: {
+                        [key: string]: string;
+                    };
                 }[];
             }[];
             nextCursor: string | null;

@@ -167,6 +167,7 @@ export const en = {
   'core.webhook.test': 'A test event, sent to one endpoint when you ask for it, whatever it subscribes to.',
   'stats.from': '24 hours ago',
   'stats.to': 'now',
+  'log.headers': 'Request headers as sent',
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -172,4 +172,5 @@ export const fr: Messages = {
     'Un événement de test, envoyé à un seul point de réception quand vous le demandez, quels que soient ses abonnements.',
   'stats.from': 'il y a 24 heures',
   'stats.to': 'maintenant',
+  'log.headers': 'En-têtes de la requête envoyée',
 };

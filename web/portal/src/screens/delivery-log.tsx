@@ -201,13 +201,21 @@ function Row({ delivery }: { delivery: Delivery }) {
 
 /** Newest first, as the API lists them, each numbered by its own attempt number. */
 function Attempts({ delivery }: { delivery: Delivery }) {
-  const { date } = useLocale();
+  const { t, date } = useLocale();
   return (
     <ol class="attempts">
       {delivery.attempts.map((attempt) => (
         <li key={attempt.attempt} value={attempt.attempt}>
           {date(attempt.startedAt)} · {attempt.statusCode ?? attempt.error} · {attempt.durationMs} ms
           {attempt.responseBody && <pre>{attempt.responseBody}</pre>}
+          <details>
+            <summary>{t('log.headers')}</summary>
+            <pre>
+              {Object.entries(attempt.requestHeaders)
+                .map(([name, value]) => `${name}: ${value}`)
+                .join('\n')}
+            </pre>
+          </details>
         </li>
       ))}
     </ol>
