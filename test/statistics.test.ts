@@ -217,8 +217,8 @@ async function workerPlans() {
       CLAIM_SETTINGS,
     ),
     following: await genericPlan(RUNS_BEHIND, `${none(5)}10`, CLAIM_SETTINGS),
-    appending: await genericPlan(APPEND_DELIVERED, none(7).slice(0, -2), RECORD_SETTINGS),
-    recording: await genericPlan(RECORD_OUTCOMES, `${none(13)}${today}`, RECORD_SETTINGS),
+    appending: await genericPlan(APPEND_DELIVERED, none(8).slice(0, -2), RECORD_SETTINGS),
+    recording: await genericPlan(RECORD_OUTCOMES, `${none(13)}${today}, '{}'`, RECORD_SETTINGS),
   };
 }
 
