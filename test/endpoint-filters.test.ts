@@ -133,6 +133,16 @@ describe('endpoint filters', () => {
     assert.equal((await reached(who, await publish('a.b', { big: false }))).has(id), true);
   });
 
+  test('data with a NUL (which jsonb cannot hold) is matched with it read as U+FFFD, and published as written', async () => {
+    const who = await service.tenant();
+    const { id } = await endpoint(who, { data: { text: [{ prefix: 'a' }] } });
+    const published = await call(who, 'POST', '/core/v1/events', { type: 'x.y', data: { text: 'a\u0000b' } });
+    assert.equal(published.status, 202, published.text);
+    assert.ok((await reached(who, published.body.eventId)).has(id));
+    const read = await call(who, 'GET', `/core/v1/events/${published.body.eventId}`);
+    assert.match(read.text, /a\\u0000b/, 'the data as written');
+  });
+
   test('delivered to a real receiver: only what matches arrives', async () => {
     const who = await service.tenant();
     const receiver = await startReceiver();

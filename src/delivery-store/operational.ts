@@ -5,7 +5,7 @@
 
 import type { Db } from '../db/database.ts';
 import { newId } from '../lib/ids.ts';
-import { filtered, patternsOf } from '../lib/patterns.ts';
+import { filterDocument, filtered, patternsOf } from '../lib/patterns.ts';
 import type { EventTypeDeclaration } from '../registry.ts';
 import { DELIVERIES_CHANNEL } from './channel.ts';
 import { enqueue } from './enqueue.ts';
@@ -114,7 +114,7 @@ export async function emitOperational(db: Db, events: OperationalEvent[], now = 
        from: `event cross join ${patternsOf('event.type')} t
                     join webhook_endpoints w on w.project_id = event.project_id and w.active
                                             and w.event_types && t.patterns`,
-       where: filtered('event.type', 'event.data', true),
+       where: filtered(filterDocument('event.type', 'event.data')),
      })}
      select coalesce(jsonb_agg(distinct jsonb_build_array(project_id, endpoint_id, lane))
                        filter (where lane is not null), '[]') as lanes,

@@ -4,7 +4,7 @@ import { enqueue, QUEUED_RESULT, type Queued } from '../delivery-store/enqueue.t
 import { projectHorizon } from '../delivery-store/retention.ts';
 import { dispatchInProgress } from '../delivery-store/state.ts';
 import { timeOf } from '../lib/ids.ts';
-import { filtered, subscribed } from '../lib/patterns.ts';
+import { filterDocument, filtered, subscribed } from '../lib/patterns.ts';
 
 /**
  * The condition that finds an event by id in its day's partition only (an id of version 7 carries its
@@ -19,9 +19,9 @@ const byId = (projectId: string, eventId: string, retentionDays: number) => {
   return { condition: EVENT_BY_ID(at), values: [projectId, eventId, retentionDays, ...(at ? [at] : [])] };
 };
 
-/** The data of event $2 of project $1 at $4, for a replay's filters (events before migration 0017 kept jsonb). */
-const EVENT_DATA =
-  '(select coalesce(data::jsonb, data_jsonb) from events where project_id = $1 and id = $2 and created_at = $4)';
+/** Event $2 of project $1 at $4 as a replay's filters read it (events before migration 0017 kept jsonb). */
+const EVENT_DOCUMENT = `(select ${filterDocument('$3', 'coalesce(data::text, data_jsonb::text)')}
+                           from events where project_id = $1 and id = $2 and created_at = $4)`;
 
 /** A new event as the outbox writes it. */
 export interface NewEventRow {
@@ -38,7 +38,7 @@ export interface NewEventRow {
 const OUTBOX = `event as (
     insert into events (project_id, id, type, data, created_at, ordering_key)
     values ($1, $2, $3, $4, uuid_time($2), $6)
-    returning id, created_at
+    returning id, created_at, data
   ), tags as (
     insert into event_subjects (project_id, subject_hmac, event_id, event_created_at)
     select $1, subject_hmac, event.id, event.created_at from event, unnest($5::bytea[]) as subject_hmac
@@ -49,7 +49,9 @@ const OUTBOX = `event as (
     kind: 'dispatch',
     orderingKey: '$6::text',
     from: 'event, webhook_endpoints w',
-    where: `${subscribed('$1', '$3')} and ${filtered('$3', '$4')}`,
+    // The document from the row inserted, not from $4: a custom plan would build it from the parameter
+    // as it plans, for every publish, filters or not.
+    where: `${subscribed('$1', '$3')} and ${filtered(`(select ${filterDocument('$3', 'e.data')} from event e)`)}`,
   })}`;
 
 /** A test event ($3, of type $5 with data $4) and its one delivery to endpoint $2 of project $1, if it has it. */
@@ -154,7 +156,7 @@ export const eventStore = (db: Db) => ({
         kind: 'replay',
         orderingKey: '$5::text',
         from: 'webhook_endpoints w',
-        where: `${subscribed('$1', '$3')} and ${filtered('$3', EVENT_DATA)}`,
+        where: `${subscribed('$1', '$3')} and ${filtered(EVENT_DOCUMENT)}`,
       })}
        select ${QUEUED_RESULT} from queued`,
       [projectId, event.id, event.type, event.createdAt, event.orderingKey],

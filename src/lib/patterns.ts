@@ -11,15 +11,19 @@ export const subscribed = (project: string, type: string) =>
   `w.project_id = ${project} and w.active and w.event_types && (select subscription_patterns(${type}::text))`;
 
 /**
- * Endpoints `w` whose filter, if they have one, matches the event whose type and data (JSON text) are the
- * SQL given (webhooks/filter.ts compiled it). The document is built at most once a statement (a subquery,
- * evaluated when first needed): nothing is parsed for a statement whose endpoints have no filter. An
- * event of one row at a time (`perRow`) builds it for each filtered endpoint instead.
+ * Endpoints `w` whose filter, if they have one, matches the event document `doc` (SQL: filterDocument's,
+ * webhooks/filter.ts compiled the filter). Give the document as a subquery to have it built at most once
+ * a statement, when first needed: a statement whose endpoints have no filter parses nothing.
  */
-export const filtered = (type: string, data: string, perRow = false) => {
-  const doc = `jsonb_build_object('type', ${type}::text, 'data', ${data}::jsonb)`;
-  return `(w.filter_path is null or jsonb_path_match(${perRow ? doc : `(select ${doc})`}, w.filter_path, '{}', true))`;
-};
+export const filtered = (doc: string) =>
+  `(w.filter_path is null or jsonb_path_match(${doc}, w.filter_path, '{}', true))`;
+
+/**
+ * The document a filter is matched against: {type, data}, from the SQL of a type and of JSON text. jsonb
+ * has no NUL: a \u0000 in the data reads as U+FFFD for the filter (the event is delivered as written).
+ */
+export const filterDocument = (type: string, data: string) =>
+  `jsonb_build_object('type', ${type}::text, 'data', replace(${data}::text, '\\u0000', '\\ufffd')::jsonb)`;
 
 /**
  * A lateral subquery (SQL) giving `patterns`, the patterns that take the type of each row before it, for
