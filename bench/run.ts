@@ -14,6 +14,7 @@ import { metrics } from './metrics.ts';
 import { peers } from './peers.ts';
 import { publish } from './publish.ts';
 import { queueModels } from './queue-models.ts';
+import { receivers } from './receivers.ts';
 import { scale } from './scale.ts';
 import { sender } from './sender.ts';
 import { startup } from './startup.ts';
@@ -35,6 +36,7 @@ const SUITE: Record<string, (url: string, embedded: boolean) => Promise<BenchRes
   peers,
   publish,
   'queue-models': queueModels,
+  receivers,
   scale,
   sender,
   'usage-growth': usageGrowth,
