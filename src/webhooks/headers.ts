@@ -4,25 +4,13 @@
 
 import { type Keyring, seal, unseal } from '../lib/crypto.ts';
 import { PlatformError } from '../lib/errors.ts';
+import { HOP_BY_HOP } from '../lib/hop-by-hop.ts';
 
 export const MOST_HEADERS = 20;
 export const MOST_METADATA = 20;
 
-/** Hop-by-hop headers (RFC 9110 7.6.1) and those the transport or the signature own. */
-const REFUSED = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-  'content-length',
-  'content-type',
-]);
+/** Besides the hop-by-hop ones, the headers the transport owns. */
+const REFUSED = new Set([...HOP_BY_HOP, 'host', 'content-length', 'content-type']);
 
 /** Why a header cannot be an endpoint's own, or undefined when it can. */
 export function refusedHeader(name: string): string | undefined {

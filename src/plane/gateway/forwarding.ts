@@ -6,19 +6,8 @@
 // hop-by-hop ones (those its Connection header names included) and set-cookie.
 import { createHmac, type KeyObject } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { HOP_BY_HOP } from '../../lib/hop-by-hop.ts';
 
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'trailers',
-  'transfer-encoding',
-  'upgrade',
-]);
 /** Never forwarded upstream: the project's key and the client's cookies (and the host, which is upstream's). */
 const NOT_UPSTREAM = new Set(['x-api-key', 'cookie', 'host', 'idempotency-key']);
 /** Never sent back: the client's cookies are the platform's to set, and the request id is the platform's. */

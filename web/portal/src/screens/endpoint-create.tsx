@@ -7,7 +7,7 @@ import { useLocale } from '../i18n/index.ts';
 import { navigate } from '../router.ts';
 import { AuthFields, authBody } from './auth-fields.tsx';
 import { Failure } from './common.tsx';
-import { fieldError, ReceiverFields, receiverBody, UrlField } from './receiver-fields.tsx';
+import { fieldError, ReceiverFields, receiverBody, receiverErrors, UrlField } from './receiver-fields.tsx';
 import { TypePicker } from './type-picker.tsx';
 
 /** Secrets just shown by the API, for the endpoint's screen to show once. */
@@ -67,12 +67,11 @@ function CreateForm({ onCancel }: { onCancel: () => void }) {
   };
   const urlError = fieldError(failure, '/url');
   const typesError = fieldError(failure, '/eventTypes');
-  const headersError = linesInvalid ? t('receiver.headersLines') : fieldError(failure, '/headers');
-  const nameError = fieldError(failure, '/name');
-  const filterError = notJson ? t('receiver.filterJson') : fieldError(failure, '/filter');
-  const authError = fieldError(failure, '/auth');
-  const tlsError = fieldError(failure, '/tls');
-  const placed = urlError || typesError || headersError || nameError || filterError || authError || tlsError;
+  const { headersError, nameError, filterError, authError, tlsError, any } = receiverErrors(t, failure, {
+    linesInvalid,
+    notJson,
+  });
+  const placed = urlError || typesError || any;
   return (
     <section aria-labelledby="create-title">
       <h2 id="create-title" tabIndex={-1} ref={heading}>

@@ -7,7 +7,7 @@ import { useLocale } from '../i18n/index.ts';
 import { navigate } from '../router.ts';
 import { AuthFields, authBody } from './auth-fields.tsx';
 import { Failure, useActionKeys } from './common.tsx';
-import { fieldError, ReceiverFields, receiverBody, UrlField } from './receiver-fields.tsx';
+import { fieldError, ReceiverFields, receiverBody, receiverErrors, UrlField } from './receiver-fields.tsx';
 import { TypePicker } from './type-picker.tsx';
 
 export function EndpointSettings({
@@ -68,11 +68,10 @@ export function EndpointSettings({
   };
   const urlError = fieldError(failure, '/url');
   const rateError = fieldError(failure, '/rateLimitPerSecond');
-  const headersError = linesInvalid ? t('receiver.headersLines') : fieldError(failure, '/headers');
-  const nameError = fieldError(failure, '/name');
-  const filterError = notJson ? t('receiver.filterJson') : fieldError(failure, '/filter');
-  const authError = fieldError(failure, '/auth');
-  const tlsError = fieldError(failure, '/tls');
+  const { headersError, nameError, filterError, authError, tlsError, any } = receiverErrors(t, failure, {
+    linesInvalid,
+    notJson,
+  });
   return (
     <section aria-labelledby="settings-title">
       <h2 id="settings-title">{t('settings.title')}</h2>
@@ -96,13 +95,7 @@ export function EndpointSettings({
           filterError={filterError}
         />
         <AuthFields endpoint={endpoint} authError={authError} tlsError={tlsError} />
-        {!urlError &&
-          !rateError &&
-          !headersError &&
-          !nameError &&
-          !filterError &&
-          !authError &&
-          !tlsError && <Failure error={failure} />}
+        {!urlError && !rateError && !any && <Failure error={failure} />}
         <div class="actions">
           <button type="submit" class="secondary">
             {t('settings.save')}

@@ -2,6 +2,7 @@
 // headers sent with every delivery; and where the API's refusal of each is said. Header values are write-only: the settings form shows each header's
 // name only, and a line sets, replaces or (with nothing after its colon) removes one.
 import { ApiError, type Endpoint } from '../api.ts';
+import type { MessageKey } from '../i18n/en.ts';
 import { useLocale } from '../i18n/index.ts';
 
 /** The headers' lines (`name: value`) as a merge patch: names in lower case, an empty value removes. */
@@ -44,6 +45,25 @@ export function receiverBody(form: FormData, creating: boolean) {
     : headers;
   if (Object.keys(set).length > 0) body.headers = set;
   return { body, headersInvalid: false, filterInvalid: false };
+}
+
+/**
+ * Where each of the receiver's fields is refused: the form's own checks (header lines, JSON) first, then
+ * the API's by pointer; `any` when one is, so the form says nothing more below.
+ */
+export function receiverErrors(
+  t: (key: MessageKey) => string,
+  failure: unknown,
+  own: { linesInvalid: boolean; notJson: boolean },
+) {
+  const errors = {
+    headersError: own.linesInvalid ? t('receiver.headersLines') : fieldError(failure, '/headers'),
+    nameError: fieldError(failure, '/name'),
+    filterError: own.notJson ? t('receiver.filterJson') : fieldError(failure, '/filter'),
+    authError: fieldError(failure, '/auth'),
+    tlsError: fieldError(failure, '/tls'),
+  };
+  return { ...errors, any: Object.values(errors).some(Boolean) };
 }
 
 export function ReceiverFields(props: {
