@@ -10,6 +10,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { after, describe, test } from 'node:test';
 import { parseKeyring } from '../src/lib/crypto.ts';
 import { sealTls } from '../src/webhooks/credentials.ts';
@@ -17,9 +18,14 @@ import { expectProblem, startService, TEST_ENCRYPTION_KEY, type Tenant } from '.
 import { startProcess } from './helpers/process.ts';
 import { eventually, startReceiver } from './helpers/receiver.ts';
 
+// Every log line of the service (API and worker), to find no secret in any of them.
+const logs: string[] = [];
+const logTo = new PassThrough();
+logTo.on('data', (line: Buffer) => logs.push(line.toString()));
 const service = await startService({
   env: { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1', PLATFORM_WORKER_POLL_MS: '100', PLATFORM_RETRY_SCHEDULE: '60' },
   worker: true,
+  logTo,
 });
 let n = 0;
 const idem = () => ({ 'idempotency-key': `auth-${++n}` });
@@ -255,6 +261,13 @@ describe('mutual TLS', () => {
     assert.deepEqual(seen, ['client']);
     assert.equal(without?.state, 'pending');
     assert.ok(without?.lastError, 'the handshake refused it');
+  });
+
+  test('no log line of the service holds a client secret, a token, a private key or a header value', async () => {
+    assert.ok(logs.length > 10, `${logs.length} lines logged`);
+    const all = logs.join('');
+    for (const secret of ['s3cret-value', 'tok-1', 'tok-2', 'PRIVATE KEY', 'Bearer static'])
+      assert.ok(!all.includes(secret), `${secret} in the log`);
   });
 
   test('a pair that does not match, or not PEM, is a 400; an expired certificate is refused', async () => {
