@@ -194,7 +194,7 @@ describe('the portal’s screens', () => {
       await pay.getByText(say(language, 'types.subscribers', { count: 3 })).waitFor(); // pay.*, * twice
       await pay.getByText(say(language, 'types.schema')).click();
       await pay.getByText('"required"').waitFor();
-      await pay.getByText(say(language, 'types.example')).click();
+      await pay.getByText(say(language, 'types.example'), { exact: true }).waitFor(); // shown, not folded
       await pay.getByText('"amount": 4200').waitFor();
       await page
         .locator('.catalogue li', { hasText: 'core.webhook.test' })
@@ -206,6 +206,19 @@ describe('the portal’s screens', () => {
       await page.getByLabel(say(language, 'types.search')).fill('endpoint.paused');
       await eventually(async () => (await page.locator('.catalogue li').count()) === 1);
       await page.getByLabel(say(language, 'types.search')).fill('');
+      // "Send an example" from the type, to an endpoint picked there: it arrives at the receiver.
+      const before = good.received.length;
+      await pay.getByLabel(say(language, 'types.sendTo')).selectOption({ label: `${good.url}/good` });
+      await pay.getByRole('button', { name: say(language, 'example.send') }).click();
+      await pay.getByRole('status').waitFor();
+      await eventually(async () =>
+        good.received
+          .slice(before)
+          .some(
+            (r) =>
+              JSON.parse(r.body).type === 'pay.payment.succeeded' && JSON.parse(r.body).data.amount === 4200,
+          ),
+      );
       await check(page, `event-types-open-${name}`, width);
 
       // Subscribe by picking: "all" off, the declared type on, a pattern typed beside it.

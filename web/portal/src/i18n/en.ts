@@ -168,6 +168,8 @@ export const en = {
   'stats.from': '24 hours ago',
   'stats.to': 'now',
   'log.headers': 'Request headers as sent',
+  'types.sendTo': 'Send an example to',
+  'types.sentTo': 'An example of {type} was sent to {endpoint}.',
 } as const;
 
 export type MessageKey = keyof typeof en;

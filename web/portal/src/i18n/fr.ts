@@ -173,4 +173,6 @@ export const fr: Messages = {
   'stats.from': 'il y a 24 heures',
   'stats.to': 'maintenant',
   'log.headers': 'En-têtes de la requête envoyée',
+  'types.sendTo': 'Envoyer un exemple à',
+  'types.sentTo': 'Un exemple de {type} a été envoyé à {endpoint}.',
 };

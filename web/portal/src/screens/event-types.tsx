@@ -2,12 +2,14 @@
 // searched by name or words, each with its description (the platform's in the portal's language), how
 // many endpoints take it, an example of its data and its JSON Schema.
 import { useEffect, useState } from 'preact/hooks';
-import type { Schemas } from '../api.ts';
+import { call, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { Badge, Failure } from './common.tsx';
+import { SendTypeExample } from './type-example.tsx';
 import { describeType, eventTypes } from './type-picker.tsx';
 
 type EventType = Schemas['EventType'];
+type Listed = Schemas['WebhookEndpointList']['data'][number];
 
 /** The types by their first word (pay, shop, core): the project's groups first, the platform's last. */
 function grouped(types: EventType[]) {
@@ -24,7 +26,16 @@ export function EventTypesScreen() {
   const [types, setTypes] = useState<EventType[]>();
   const [failure, setFailure] = useState<unknown>();
   const [query, setQuery] = useState('');
+  const [endpoints, setEndpoints] = useState<Listed[]>([]);
   useEffect(() => void eventTypes().then(setTypes, setFailure), []);
+  useEffect(
+    () =>
+      void call<Schemas['WebhookEndpointList']>('GET', '/core/v1/webhook-endpoints').then(
+        (r) => setEndpoints(r.data),
+        () => {}, // the catalogue reads without them; only "send an example" needs them
+      ),
+    [],
+  );
   const words = query.trim().toLowerCase();
   const shown = types?.filter(
     (type) => !words || `${type.name} ${describeType(t, type)}`.toLowerCase().includes(words),
@@ -57,7 +68,7 @@ export function EventTypesScreen() {
             </h2>
             <ul class="catalogue">
               {members.map((type) => (
-                <TypeEntry key={type.name} type={type} />
+                <TypeEntry key={type.name} type={type} endpoints={endpoints} />
               ))}
             </ul>
           </section>
@@ -67,7 +78,7 @@ export function EventTypesScreen() {
   );
 }
 
-function TypeEntry({ type }: { type: EventType }) {
+function TypeEntry({ type, endpoints }: { type: EventType; endpoints: Listed[] }) {
   const { t } = useLocale();
   return (
     <li>
@@ -81,6 +92,7 @@ function TypeEntry({ type }: { type: EventType }) {
         <>
           <p class="hint">{t('types.example')}</p>
           <pre class="payload wrap">{JSON.stringify(type.example, null, 2)}</pre>
+          <SendTypeExample type={type.name} endpoints={endpoints} />
         </>
       )}
       {type.schema && (
