@@ -228,6 +228,8 @@ describe('the portal’s screens', () => {
       await page.getByLabel(say(language, 'create.url')).fill(`${good.url}/picked`);
       await page.getByLabel(say(language, 'receiver.name')).fill(`Picked ${name}`);
       await page.getByLabel(say(language, 'receiver.headers')).fill('X-Tenant: acme-7');
+      await page.getByText(say(language, 'auth.title')).click();
+      await check(page, `endpoint-form-${name}`, width); // the opened form: axe, no sideways page
       await page.getByLabel(say(language, 'types.all')).uncheck();
       await page.getByRole('checkbox', { name: /pay\.payment\.succeeded/ }).check();
       await page.getByLabel(say(language, 'types.other')).fill('shop.*');

@@ -39,6 +39,7 @@ export function AuthFields(props: { endpoint?: Endpoint; authError?: string; tls
   );
   return (
     <details
+      class="auth"
       open={opened || Boolean(authError || tlsError)}
       onToggle={(event) => setOpened(event.currentTarget.open)}
     >
