@@ -124,6 +124,32 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
   const attempts = endpointAttempts(db);
   const { keyring } = deps;
 
+  /**
+   * A patch's metadata and headers merged into the endpoint's (its row locked): the whole of each as the
+   * change to write, the headers resealed; whether the headers changed. Without them, nothing is read.
+   */
+  async function merge(projectId: string, id: string, patch: EndpointPatch) {
+    const { metadata, headers, filter, auth, tls, ...rest } = patch;
+    const change: EndpointChange = rest;
+    if (filter !== undefined) change.filter = filterOf(filter);
+    if (auth !== undefined) change.auth = auth && sealAuth(keyring, id, auth);
+    if (tls !== undefined) change.tls = tls && sealTls(keyring, id, tls);
+    if (!metadata && !headers && !auth) return { change, headersChanged: false };
+    const current = await store.receiverForUpdate(projectId, id);
+    if (!current) throw notFound('webhook endpoint');
+    if (metadata) change.metadata = merged('metadata', current.metadata, metadata, MOST_METADATA);
+    const hasAuth = auth !== undefined ? auth !== null : current.has_auth;
+    if (!headers) {
+      requireNoAuthorization(current.header_names, hasAuth);
+      return { change, headersChanged: false };
+    }
+    const before = openHeaders(keyring, id, current.headers_sealed);
+    const after = merged('headers', before, headers, MOST_HEADERS);
+    requireNoAuthorization(Object.keys(after), hasAuth);
+    change.headers = { names: Object.keys(after), sealed: sealHeaders(keyring, id, after) };
+    return { change, headersChanged: JSON.stringify(before) !== JSON.stringify(after) };
+  }
+
   return {
     /**
      * Checks the address (resolving its host name) before the first statement, so no database connection
@@ -234,7 +260,7 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
       if (patch.url !== undefined) await requireAllowedUrl(patch.url, deps.addresses);
       if (patch.auth) await requireAllowedUrl(patch.auth.tokenUrl, deps.addresses, '/auth/tokenUrl');
       await lockLanes(db, [id]);
-      const { change, headersChanged } = await this.merge(projectId, id, patch);
+      const { change, headersChanged } = await merge(projectId, id, patch);
       const before = await store.update(projectId, id, change);
       if (!before) throw notFound('webhook endpoint');
       if (before.was_active && change.active === false) {
@@ -268,32 +294,6 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
         audit({ action: 'endpoint.updated', projectId, target: { type: 'endpoint', id }, fields });
       }
       return this.get(projectId, id);
-    },
-
-    /**
-     * A patch's metadata and headers merged into the endpoint's (its row locked): the whole of each as the
-     * change to write, the headers resealed; whether the headers changed. Without them, nothing is read.
-     */
-    async merge(projectId: string, id: string, patch: EndpointPatch) {
-      const { metadata, headers, filter, auth, tls, ...rest } = patch;
-      const change: EndpointChange = rest;
-      if (filter !== undefined) change.filter = filterOf(filter);
-      if (auth !== undefined) change.auth = auth && sealAuth(keyring, id, auth);
-      if (tls !== undefined) change.tls = tls && sealTls(keyring, id, tls);
-      if (!metadata && !headers && !auth) return { change, headersChanged: false };
-      const current = await store.receiverForUpdate(projectId, id);
-      if (!current) throw notFound('webhook endpoint');
-      if (metadata) change.metadata = merged('metadata', current.metadata, metadata, MOST_METADATA);
-      const hasAuth = auth !== undefined ? auth !== null : current.has_auth;
-      if (!headers) {
-        requireNoAuthorization(current.header_names, hasAuth);
-        return { change, headersChanged: false };
-      }
-      const before = openHeaders(keyring, id, current.headers_sealed);
-      const after = merged('headers', before, headers, MOST_HEADERS);
-      requireNoAuthorization(Object.keys(after), hasAuth);
-      change.headers = { names: Object.keys(after), sealed: sealHeaders(keyring, id, after) };
-      return { change, headersChanged: JSON.stringify(before) !== JSON.stringify(after) };
     },
 
     /** Pauses or resumes: deliveries go on being created; a paused endpoint's are held, not sent. */
