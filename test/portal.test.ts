@@ -298,6 +298,34 @@ describe('the portal', () => {
     await page.getByText('No endpoint yet.', { exact: false }).waitFor();
   });
 
+  test('words typed for other types are kept while the catalogue arrives, and are what is saved', async () => {
+    const { tenant, session } = await projectWithLink();
+    const receiver = await startReceiver();
+    const page = await browser.newPage();
+    // The catalogue is held back until the words are typed, so its arrival re-renders the form mid-typing.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route('**/core/v1/event-types', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(session.url);
+    await page.getByRole('button', { name: 'Add an endpoint' }).click();
+    await page.getByLabel('Endpoint URL').fill(receiver.url);
+    await page.getByRole('checkbox', { name: 'All event types (*)' }).uncheck();
+    const others = page.getByLabel(/Other types or patterns/);
+    await others.pressSequentially('pay.*, shop.*');
+    release();
+    await page.getByRole('checkbox', { name: /core\.webhook\.test/ }).waitFor();
+    assert.equal(await others.inputValue(), 'pay.*, shop.*');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByTestId('secret').waitFor();
+    const list = await service.request('GET', '/core/v1/webhook-endpoints', { key: tenant.key });
+    assert.deepEqual(list.body.data[0].eventTypes, ['pay.*', 'shop.*']);
+  });
+
   test('a used link, and a session signed out, show the sign-in-expired page, not a half-rendered app', async () => {
     const { session } = await projectWithLink();
     const page = await browser.newPage();

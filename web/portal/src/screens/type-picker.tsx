@@ -89,14 +89,16 @@ export function TypePicker({
       <label for="other-types">{t('types.other')}</label>
       <input
         id="other-types"
-        value={others.join(', ')}
+        // Not controlled: a render meanwhile (the catalogue arriving, a box ticked) would put an older text
+        // back over what is being typed. The words are read on every keystroke instead.
+        defaultValue={others.join(', ')}
         placeholder="pay.*"
-        onChange={(e) => {
+        onInput={(e) => {
           const typed = e.currentTarget.value
             .split(',')
             .map((type) => type.trim())
             .filter(Boolean);
-          onChange([...value.filter((type) => type === '*' || listed.has(type)), ...typed]);
+          onChange([...new Set([...value.filter((type) => type === '*' || listed.has(type)), ...typed])]);
         }}
       />
     </fieldset>
