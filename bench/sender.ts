@@ -42,7 +42,15 @@ function requestSender(): { send: Send; close(): Promise<void> } {
       for await (const chunk of response.body) chunks.push(chunk);
       const durationMs = Math.round(performance.now() - started);
       const responseBody = Buffer.concat(chunks).toString('utf8');
-      return { statusCode: response.statusCode, error: null, responseBody, durationMs, retryAfter: null };
+      const delivered = response.statusCode < 300;
+      return {
+        delivered,
+        statusCode: response.statusCode,
+        error: null,
+        responseBody,
+        durationMs,
+        retryAfter: null,
+      };
     },
     close: () => agent.close(),
   };
@@ -65,7 +73,8 @@ async function round(send: Send, url: string): Promise<Round> {
         'webhook-timestamp': String(timestamp),
         'webhook-signature': signatureHeader([key], id, timestamp, body),
       };
-      const result = await send({ endpointId: 'bench', url, headers, body });
+      const event = { eventType: 'pay.payment.succeeded', projectId: 'bench', eventCreatedAt: new Date() };
+      const result = await send({ endpointId: 'bench', url, headers, body, ...event });
       if (result.statusCode !== 204) throw new Error(`answered ${result.statusCode}: ${result.error}`);
     }
   };

@@ -23,11 +23,18 @@ import { defaultLimits } from './registry.ts';
 import { usageChanges } from './usage/changes.ts';
 import { limitOverrides } from './usage/overrides.ts';
 import { usageService } from './usage/service.ts';
+import { destinationService } from './webhooks/destinations.ts';
 import { webhookEndpointService } from './webhooks/service.ts';
 
 export function servicesOf(context: Context, work: Work) {
   const { db } = work;
   const catalogue = () => eventCatalogue(db, context.registry, context.schemas);
+  const endpointDeps = {
+    keyring: context.keyring,
+    addresses: { allowPrivate: context.config.webhookAllowPrivate, resolve: context.resolve },
+    registry: context.registry,
+    declaredTypes: context.declaredTypes,
+  };
   return lazily({
     projects: () => projectService(work),
     keys: () => keyService(work),
@@ -41,13 +48,8 @@ export function servicesOf(context: Context, work: Work) {
       usageService({ db: context.db, clock: context.clock, meter: context.meter, limits: context.limits }),
     usageChanges: () => usageChanges(db),
     catalogue,
-    webhookEndpoints: () =>
-      webhookEndpointService(work, {
-        keyring: context.keyring,
-        addresses: { allowPrivate: context.config.webhookAllowPrivate, resolve: context.resolve },
-        registry: context.registry,
-        declaredTypes: context.declaredTypes,
-      }),
+    webhookEndpoints: () => webhookEndpointService(work, endpointDeps),
+    destinations: () => destinationService(work, endpointDeps),
     events: () =>
       eventService(work, {
         hashSubject: context.hashSubject,

@@ -99,6 +99,29 @@ describe('the client', () => {
     assert.equal((await client.subjects.erasure(erased.erasureId)).state, 'complete');
     assert.equal(await client.webhookEndpoints.delete(endpoint.id), undefined);
 
+    // A destination: a feed to poll, through every operation a webhook endpoint has.
+    const feed = await client.destinations.create({ type: 'polling', target: {}, eventTypes: ['pay.*'] });
+    assert.equal(feed.type, 'polling');
+    assert.deepEqual(
+      (await client.destinations.list()).data.map((d) => d.id),
+      [feed.id],
+    );
+    assert.equal((await client.destinations.get(feed.id)).type, 'polling');
+    assert.equal((await client.destinations.update(feed.id, { name: 'Feed' })).name, 'Feed');
+    assert.equal((await client.destinations.sendTest(feed.id)).endpointId, feed.id);
+    const message = await eventually(async () => (await client.destinations.listMessages(feed.id)).data[0]);
+    assert.equal(message.type, 'core.webhook.test');
+    assert.equal((await client.destinations.stats(feed.id)).hours.length, 24);
+    assert.equal((await client.destinations.listDeliveries(feed.id)).data.length, 1);
+    assert.equal((await client.destinations.pause(feed.id)).paused, true);
+    assert.equal((await client.destinations.resume(feed.id)).paused, false);
+    assert.equal((await client.destinations.cancelPending(feed.id)).cancelled, 0);
+    assert.match((await client.destinations.rotateSecret(feed.id)).secret, /^whsec_/);
+    assert.equal((await client.destinations.retirePreviousSecret(feed.id)).hasPreviousSecret, false);
+    const counted = await client.destinations.recover(feed.id, { states: ['dead'], since, dryRun: true });
+    assert.equal(counted.matched, 0);
+    assert.equal(await client.destinations.delete(feed.id), undefined);
+
     const project = await admin.projects.create({ slug: 'client-every-op', name: 'Every operation' });
     assert.equal((await admin.projects.get(project.id)).slug, 'client-every-op');
     assert.equal((await admin.projects.update(project.id, { name: 'Renamed' })).name, 'Renamed');

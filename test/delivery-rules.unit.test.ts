@@ -268,6 +268,7 @@ describe('pacing a rate-limited endpoint', () => {
 
 describe('what an answer means', () => {
   const result = (statusCode: number | null, retryAfter: number | null = null) => ({
+    delivered: statusCode !== null && statusCode < 300,
     statusCode,
     retryAfter,
     error: statusCode === null ? 'timeout' : null,

@@ -122,8 +122,9 @@ describe('the OpenAPI document', () => {
       o.operation.parameters?.some((p: Operation) => p.name === 'limit'),
     );
     assert.ok(lists.length >= 4);
-    // Lists page by up to 100; the usage change feed, which a billing service drains, by up to 1,000.
-    const FEEDS = new Set(['listUsageChanges']);
+    // Lists page by up to 100; the feeds a consumer drains (usage changes, a polling destination's), by
+    // up to 1,000.
+    const FEEDS = new Set(['listUsageChanges', 'listDestinationMessages']);
     for (const { operation } of lists) {
       const limit = operation.parameters.find((p: Operation) => p.name === 'limit');
       assert.deepEqual(

@@ -32,6 +32,9 @@ async function send(job: Job) {
   const timestamp = Math.floor(Date.now() / 1000);
   const result = await sender.send({
     endpointId: 'peer',
+    eventType: job.type,
+    projectId: 'peer',
+    eventCreatedAt: new Date(job.timestamp),
     url: job.url,
     headers: {
       'webhook-id': job.eventId,

@@ -52,6 +52,9 @@ interface Due {
   auth_secret_sealed: Buffer | null;
   tls_certificate: string | null;
   tls_key_sealed: Buffer | null;
+  destination_type: ClaimedDelivery['destination_type'];
+  target: ClaimedDelivery['target'];
+  target_secret_sealed: Buffer | null;
   now: number;
   head_id?: string;
 }
@@ -159,7 +162,8 @@ export const DUE_QUERY = `select q.project_id, q.delivery_id as id, q.ctid, q.ev
                   q.throttled, q.held, q.lease_until, extract(epoch from q.next_attempt_at)::float8 as due_at,
                   w.id is not null as found, w.active, w.paused, w.rate_limit_per_second as rate,
                   w.url, w.active_secret, w.previous_secret, w.headers_sealed,
-                  w.auth, w.auth_secret_sealed, w.tls_certificate, w.tls_key_sealed, extract(epoch from now())::float8 as now
+                  w.auth, w.auth_secret_sealed, w.tls_certificate, w.tls_key_sealed,
+                  w.destination_type, w.target, w.target_secret_sealed, extract(epoch from now())::float8 as now
              from (select ctid, * from delivery_queue
                     where held is null and next_attempt_at <= now() + make_interval(secs => $3)
                       and (lease_until is null or lease_until < now())
@@ -385,7 +389,11 @@ type SendNeeds =
   | 'auth'
   | 'auth_secret_sealed'
   | 'tls_certificate'
-  | 'tls_key_sealed';
+  | 'tls_key_sealed'
+  | 'destination_type'
+  | 'target'
+  | 'target_secret_sealed'
+  | 'event_type';
 
 type Leased = Omit<ClaimedDelivery, SendNeeds> & {
   first: boolean;
@@ -399,20 +407,29 @@ type Leased = Omit<ClaimedDelivery, SendNeeds> & {
  * it: its lease ends and a later claim sees it again.
  */
 function withBodies(rows: Leased[], dues: Map<string, Due>): ClaimedDelivery[] {
-  const bodies = new Map<string, Buffer>();
+  const bodies = new Map<string, { body: Buffer; type: string }>();
   for (const row of rows) {
     if (!row.first || row.type === null) continue;
     const body = `{"id":${JSON.stringify(row.event_id)},"type":${JSON.stringify(row.type)},"timestamp":"${row.event_created_at.toISOString()}","data":${row.data}}`;
-    bodies.set(row.event_id, Buffer.from(body));
+    bodies.set(row.event_id, { body: Buffer.from(body), type: row.type });
   }
   return rows.flatMap((row) => {
-    const body = bodies.get(row.event_id);
+    const event = bodies.get(row.event_id);
     const due = dues.get(row.id);
-    if (body === undefined || !due?.url || !due.active_secret) return [];
+    if (event === undefined || due?.url == null || !due.active_secret) return [];
     const { url, active_secret, previous_secret, headers_sealed } = due;
     const { auth, auth_secret_sealed, tls_certificate, tls_key_sealed } = due;
-    const needs = { url, active_secret, previous_secret, headers_sealed };
+    const { destination_type, target, target_secret_sealed } = due;
+    const needs = {
+      url,
+      active_secret,
+      previous_secret,
+      headers_sealed,
+      body: event.body,
+      event_type: event.type,
+    };
     const credentials = { auth, auth_secret_sealed, tls_certificate, tls_key_sealed };
-    return [Object.assign(row, { body }, needs, credentials)];
+    const destination = { destination_type, target, target_secret_sealed };
+    return [Object.assign(row, needs, credentials, destination)];
   });
 }

@@ -1,5 +1,21 @@
 // What a claim hands the worker: runs of leased deliveries, each with everything its send needs.
 
+export const DESTINATION_TYPES = ['webhook', 'rabbitmq', 'redis', 'nats', 'polling'] as const;
+/** What a destination is (contract 0.4): a webhook endpoint, a broker's, or a feed to poll. */
+export type DestinationType = (typeof DESTINATION_TYPES)[number];
+
+/** A broker's target as kept in clear (webhooks/targets.ts): its URL without the password, and the rest. */
+export interface ClearTarget {
+  url?: string;
+  exchange?: string;
+  routingKey?: string;
+  stream?: string;
+  maxLen?: number;
+  subject?: string;
+  /** whether its URL carried a password (sealed apart) */
+  hasPassword?: boolean;
+}
+
 export interface ClaimedDelivery {
   project_id: string;
   id: string;
@@ -26,6 +42,12 @@ export interface ClaimedDelivery {
   /** its client certificate, and the private key sealed (or null, null) */
   tls_certificate: string | null;
   tls_key_sealed: Buffer | null;
+  /** its destination's type, a broker's target in clear and its password sealed (webhook, null, null) */
+  destination_type: DestinationType;
+  target: ClearTarget | null;
+  target_secret_sealed: Buffer | null;
+  /** the event's type (the body has it too) */
+  event_type: string;
   /** when to send it (epoch ms, the database's clock): now, or its slot under its endpoint's rate */
   send_at: number;
 }

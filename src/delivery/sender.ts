@@ -131,6 +131,7 @@ export function webhookDestination(options: {
       .catch((error: unknown) => {
         if (!(error instanceof TokenError)) throw error;
         return {
+          delivered: false,
           statusCode: null,
           error: error.message,
           responseBody: null,
@@ -233,6 +234,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     const durationMs = Math.round(performance.now() - this.started);
     if (error !== null) {
       this.done({
+        delivered: false,
         statusCode: null,
         error: describe(error),
         responseBody: null,
@@ -243,6 +245,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     }
     const code = this.statusCode;
     this.done({
+      delivered: code >= 200 && code < 300,
       statusCode: code,
       error: code >= 300 && code < 400 ? `redirect (${code}) not followed` : null,
       responseBody: Buffer.concat(this.chunks).subarray(0, RESPONSE_CAPTURE_BYTES).toString('utf8'),

@@ -1,12 +1,13 @@
-// The endpoints' signing keys and own headers, unsealed once and kept (the signature itself:
-// lib/signature.ts).
+// The endpoints' signing keys, own headers, credentials and broker targets, unsealed once and kept (the
+// signature itself: lib/signature.ts).
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Keyring } from '../lib/crypto.ts';
 import { openAuthSecret, openTlsKey } from '../webhooks/credentials.ts';
 import { openHeaders } from '../webhooks/headers.ts';
 import { signingKeys } from '../webhooks/secrets.ts';
-import type { Credentials } from './destination.ts';
+import { type ClearTarget, type DestinationType, openTargetUrl } from '../webhooks/targets.ts';
+import type { Credentials, OpenTarget } from './destination.ts';
 
 const CACHED_ENDPOINTS = 10_000;
 
@@ -102,3 +103,32 @@ const sameClear = (held: Credentials, sealed: SealedCredentials) =>
   held.oauth?.clientId === sealed.auth?.clientId &&
   held.oauth?.scope === sealed.auth?.scope &&
   held.oauth?.audience === sealed.auth?.audience;
+
+/** A destination's target as the claim read it: its type, what is in clear, and its password sealed. */
+export interface SealedTarget {
+  destination_type: DestinationType;
+  target: ClearTarget | null;
+  target_secret_sealed: Buffer | null;
+}
+
+/**
+ * The destinations' targets as a send needs them (a broker's URL with its password opened once, kept while
+ * the sealed bytes and the URL are the ones the claim read); undefined for a webhook.
+ */
+export function targetsCache(keyring: Keyring) {
+  const entries = new LRUCache<string, { url: string; sealed: Buffer | null; opened: string }>({
+    max: CACHED_ENDPOINTS,
+  });
+  return (endpointId: string, sealed: SealedTarget): OpenTarget | undefined => {
+    const { destination_type: type, target } = sealed;
+    if (type === 'webhook') return undefined;
+    const { hasPassword: _, url = '', ...names } = target ?? {};
+    if (type === 'polling') return { type, url: '' };
+    const entry = entries.get(endpointId);
+    if (entry && entry.url === url && same(entry.sealed, sealed.target_secret_sealed))
+      return { type, url: entry.opened, ...names };
+    const opened = openTargetUrl(keyring, endpointId, url, sealed.target_secret_sealed);
+    entries.set(endpointId, { url, sealed: sealed.target_secret_sealed, opened });
+    return { type, url: opened, ...names };
+  };
+}

@@ -26,13 +26,13 @@ import type { Keyring } from '../lib/crypto.ts';
 import { signatureHeader } from '../lib/signature.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { Resolver } from '../webhooks/address-policy.ts';
+import { destinations } from './brokers/index.ts';
 import type { Credentials, Destination } from './destination.ts';
 import { type Held, HeldRuns } from './held.ts';
 import { type AttemptMetrics, countAttempt, nextState } from './outcome.ts';
 import { AttemptRecorder } from './recorder.ts';
 import { ClaimScheduler } from './scheduler.ts';
-import { webhookDestination } from './sender.ts';
-import { credentialsCache, headersCache, signingKeyCache } from './signing.ts';
+import { credentialsCache, headersCache, signingKeyCache, targetsCache } from './signing.ts';
 
 const HEARTBEAT_MS = 10_000;
 const CLAIM_BATCH = 200;
@@ -68,6 +68,7 @@ export class DeliveryWorker {
   private readonly signingKeys: ReturnType<typeof signingKeyCache>;
   private readonly endpointHeaders: ReturnType<typeof headersCache>;
   private readonly credentials: ReturnType<typeof credentialsCache>;
+  private readonly targets: ReturnType<typeof targetsCache>;
   private readonly leaseSeconds: number;
   private readonly concurrency: number;
   /** runs held at once (in flight and claimed to wait for a slot): what claims fill */
@@ -92,6 +93,7 @@ export class DeliveryWorker {
     this.signingKeys = signingKeyCache(deps.keyring);
     this.endpointHeaders = headersCache(deps.keyring);
     this.credentials = credentialsCache(deps.keyring);
+    this.targets = targetsCache(deps.keyring);
     this.recorder = new AttemptRecorder({
       db: deps.db,
       disableAfterDead: deps.config.disableAfterDead,
@@ -103,7 +105,8 @@ export class DeliveryWorker {
       },
     });
     const { config } = deps;
-    this.destination = webhookDestination({
+    this.destination = destinations({
+      db: deps.db,
       allowPrivate: config.webhookAllowPrivate,
       resolve: deps.resolve,
       timeoutMs: config.deliveryTimeoutMs,
@@ -291,8 +294,12 @@ export class DeliveryWorker {
       extra,
       body: delivery.body,
       credentials,
+      eventType: delivery.event_type,
+      projectId: delivery.project_id,
+      eventCreatedAt: delivery.event_created_at,
+      target: this.targets(delivery.endpoint_id, delivery),
     });
-    const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const succeeded = result.delivered;
     const gone = result.statusCode === 410;
     // At once, and until the attempt is recorded (which disables the endpoint and cancels the rest): what
     // this worker holds of it is let go of without handing it back, and claims leave it out.

@@ -47,6 +47,7 @@ import { capabilityProjectRoutes } from './routes/capability/projects.ts';
 import { reservationRoutes } from './routes/capability/reservations.ts';
 import { capabilityUsageRoutes } from './routes/capability/usage.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
+import { destinationRoutes } from './routes/destinations.ts';
 import { endpointActionRoutes } from './routes/endpoint-actions.ts';
 import { endpointStatsRoutes } from './routes/endpoint-stats.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
@@ -62,6 +63,7 @@ import { projectRoutes } from './routes/projects.ts';
 import { subjectRoutes } from './routes/subjects.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { registerServices } from './services.ts';
+import { registerWebhookOnly } from './webhook-only.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -201,6 +203,7 @@ export async function buildApp(context: Context, servicesOf: (work: Work) => Ser
   registerServices(app, context.db, servicesOf);
   registerRequestLimits(app, context.requestLimits);
   registerIdempotency(app, context);
+  registerWebhookOnly(app, context.db);
 
   // Served with this service's own address, so that "Try it out" reaches it (the snapshot keeps the default).
   const located = (document: object) => ({
@@ -222,6 +225,7 @@ export async function buildApp(context: Context, servicesOf: (work: Work) => Ser
     endpointRoutes,
     endpointActionRoutes,
     endpointStatsRoutes,
+    destinationRoutes,
     eventRoutes,
     eventSendRoutes,
     eventTypeRoutes,

@@ -15,6 +15,7 @@
 //    (erasure/asking.ts).
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.ts';
+import { feedStore } from '../delivery-store/feed.ts';
 import { historyRetention } from '../delivery-store/retention.ts';
 import { analyzeGrown } from '../delivery-store/statistics.ts';
 import type { ErasureAsking } from '../erasure/asking.ts';
@@ -59,6 +60,13 @@ export async function runMaintenance({ db, clock, log, config }: Deps): Promise<
     [
       "redacted the payloads past their project's retention",
       () => drain(() => history.redactShortRetention(config.retentionDays)),
+    ],
+    [
+      "forgot the polling feeds' messages past the horizon",
+      async () => {
+        const before = await horizon();
+        return drain(() => feedStore(db).forgetBefore(before));
+      },
     ],
     ['forgot the jobs that ended before the horizon', () => forgetJobs(db, config.retentionDays)],
     [

@@ -136,10 +136,17 @@ export async function checkWebhookUrl(raw: string, options: UrlCheckOptions): Pr
   if (!schemes.includes(url.protocol)) return refuse(`the scheme must be ${schemes.join(' or ')}`);
   if (url.username || url.password) return refuse('the URL must not carry a user name or password');
   if (url.hash) return refuse('the URL must not have a fragment');
-  if (options.allowPrivate) return ALLOWED;
-
   // WHATWG parsing has already turned 2130706433, 0x7f.1 and 0177.0.0.1 into 127.0.0.1, and IDNs into punycode.
-  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  return checkHost(url.hostname, options);
+}
+
+/**
+ * Whether a host may be sent to: an IP literal by its address, a name by every address it resolves to
+ * (and never a name only an internal network has). Anything, with PLATFORM_WEBHOOK_ALLOW_PRIVATE=1.
+ */
+export async function checkHost(hostname: string, options: UrlCheckOptions): Promise<Verdict> {
+  if (options.allowPrivate) return ALLOWED;
+  const host = hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
   if (isIP(host)) return checkAddress(host);
   const internal = internalName(host);
   if (internal) return refuse(internal);

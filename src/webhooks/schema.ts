@@ -67,7 +67,7 @@ const TlsSchema = Type.Union(
   },
 );
 
-const receiverFields = {
+export const receiverFields = {
   auth: Type.Optional(AuthSchema),
   tls: Type.Optional(TlsSchema),
   filter: Type.Optional(FilterSchema),
@@ -96,7 +96,7 @@ const receiverFields = {
 };
 
 /** The same fields in a PATCH: metadata and headers merge (a name set to null is removed). */
-const receiverChanges = {
+export const receiverChanges = {
   auth: receiverFields.auth,
   tls: receiverFields.tls,
   name: receiverFields.name,
@@ -130,15 +130,18 @@ export const CreateEndpointBodySchema = Type.Object(
   },
 );
 
-const RateSchema = Type.Union([Type.Integer({ minimum: 1, maximum: 10_000 }), Type.Null()], {
+export const RateSchema = Type.Union([Type.Integer({ minimum: 1, maximum: 10_000 }), Type.Null()], {
   description: 'the most deliveries sent to it per second, across every worker; null for no limit',
 });
-const OrderingSchema = Type.Union([Type.Literal('none'), Type.Literal('endpoint'), Type.Literal('key')], {
-  description:
-    'endpoint: one delivery in flight at a time, in publish order; key: the same per orderingKey of the events',
-});
+export const OrderingSchema = Type.Union(
+  [Type.Literal('none'), Type.Literal('endpoint'), Type.Literal('key')],
+  {
+    description:
+      'endpoint: one delivery in flight at a time, in publish order; key: the same per orderingKey of the events',
+  },
+);
 
-const endpointFields = {
+export const endpointFields = {
   id: Type.String({ format: 'uuid' }),
   url: Type.String(),
   eventTypes: Type.Array(Type.String()),
@@ -179,7 +182,7 @@ const endpointFields = {
   createdAt: Type.String({ format: 'date-time' }),
 };
 
-const endpointExample = {
+export const endpointExample = {
   id: '0193b0a4-1e0a-7c1e-9d6e-2f4b8a1c3d5e',
   url: 'https://hooks.example.com/platform',
   eventTypes: ['pay.*', 'core.*'],

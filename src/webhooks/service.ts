@@ -40,6 +40,7 @@ import {
   endpointStore,
   newEndpointRow,
 } from './store.ts';
+import { type ClearTarget, type DestinationType, sealPassword, shownTarget } from './targets.ts';
 
 export interface WebhookEndpoint {
   id: string;
@@ -60,7 +61,17 @@ export interface WebhookEndpoint {
   filter: Record<string, unknown> | null;
   auth: (AuthPublic & { clientSecret: '***' }) | null;
   tls: { certificate: string; privateKey: '***'; expiresAt: string } | null;
+  /** as a destination: its type and target (a webhook's target is its url; a broker URL's password ***) */
+  type: DestinationType;
+  target: ReturnType<typeof shownTarget>;
   createdAt: string;
+}
+
+/** A destination's target that is not a webhook's: checked, kept in clear, and its password to seal. */
+export interface BrokerTarget {
+  type: Exclude<DestinationType, 'webhook'>;
+  clear: ClearTarget;
+  password: string | null;
 }
 
 /** What a create may give beyond the address and types. */
@@ -106,6 +117,8 @@ const toRecord = (row: EndpointRow): WebhookEndpoint => ({
   tls: row.tls_certificate
     ? { certificate: row.tls_certificate, privateKey: '***', expiresAt: expiryOf(row.tls_certificate) }
     : null,
+  type: row.destination_type,
+  target: shownTarget(row.destination_type, row.url, row.target),
   createdAt: row.created_at.toISOString(),
 });
 
@@ -123,6 +136,11 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
   const store = endpointStore(db);
   const attempts = endpointAttempts(db);
   const { keyring } = deps;
+  const sealTarget = (id: string, { type, clear, password }: BrokerTarget) => ({
+    type,
+    clear,
+    sealed: password === null ? null : sealPassword(keyring, id, password),
+  });
 
   /**
    * A patch's metadata and headers merged into the endpoint's (its row locked): the whole of each as the
@@ -157,12 +175,16 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
      * Predicted to take place (the project has room and declares the types the platform does not), it is
      * offered as a sole write; otherwise it goes statement by statement and tells what it found.
      */
-    async create(projectId: string, input: { url: string; eventTypes: string[] } & ReceiverInput) {
+    async create(
+      projectId: string,
+      input: { url: string; eventTypes: string[] } & ReceiverInput,
+      target?: BrokerTarget,
+    ) {
       const headers = input.headers ?? {};
       requireAllowedHeaders(headers);
       requireNoAuthorization(Object.keys(headers), Boolean(input.auth));
       const filter = filterOf(input.filter);
-      await requireAllowedUrl(input.url, deps.addresses);
+      if (!target) await requireAllowedUrl(input.url, deps.addresses);
       if (input.auth) await requireAllowedUrl(input.auth.tokenUrl, deps.addresses, '/auth/tokenUrl');
       const id = randomUUID();
       const secret = newSecret(keyring, id);
@@ -204,23 +226,29 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
         outside,
         outside.filter((type) => declared.has(type)),
       );
-      return write(hooks, { statement, answer: predicted }, async () => {
-        const row = await store.insertWithinLimit(projectId, endpoint);
+      const ordinary = async () => {
+        let row = await store.insertWithinLimit(projectId, endpoint);
         if (!row) {
           throw new PlatformError(
             'WEBHOOK_ENDPOINT_LIMIT_REACHED',
-            `a project can have at most ${ENDPOINTS_PER_PROJECT} webhook endpoints`,
+            `a project can have at most ${ENDPOINTS_PER_PROJECT} webhook endpoints and destinations`,
           );
         }
+        if (target) row = await store.setTarget(projectId, id, sealTarget(id, target));
         const now = await deps.declaredTypes.of(projectId, true);
         const unknownEventTypes = outside.filter((type) => !now.has(type));
-        return { ...toRecord(row), secret: secret.clear, unknownEventTypes };
-      });
+        return { ...toRecord(row as EndpointRow), secret: secret.clear, unknownEventTypes };
+      };
+      // A broker's or the feed's is a second statement: it goes the ordinary way.
+      return target ? ordinary() : write(hooks, { statement, answer: predicted }, ordinary);
     },
 
-    /** The project's endpoints, oldest first, each with its attempts of the last 24 hours. */
-    list: async (projectId: string) => {
-      const [rows, day] = await Promise.all([store.list(projectId), attempts.ofDay(projectId)]);
+    /**
+     * The project's destinations (its webhook endpoints only, with `webhooks`), oldest first, each with its
+     * attempts of the last 24 hours.
+     */
+    list: async (projectId: string, webhooks = false) => {
+      const [rows, day] = await Promise.all([store.list(projectId, webhooks), attempts.ofDay(projectId)]);
       return rows.map((row) => ({
         ...toRecord(row),
         last24h: day.get(row.id) ?? { attempts: 0, succeeded: 0 },

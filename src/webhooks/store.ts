@@ -3,6 +3,7 @@ import { DELIVERIES_CHANNEL } from '../delivery-store/channel.ts';
 import { resetDeadStreak, resetRateState } from '../delivery-store/endpoint-state.ts';
 import { CANCEL_WITH_DELETION, waitingOf } from '../delivery-store/enqueue.ts';
 import type { AuthPublic } from './credentials.ts';
+import type { ClearTarget, DestinationType } from './targets.ts';
 
 export const ENDPOINTS_PER_PROJECT = 20;
 
@@ -23,13 +24,16 @@ export interface EndpointRow {
   filter: Record<string, unknown> | null;
   auth: AuthPublic | null;
   tls_certificate: string | null;
+  destination_type: DestinationType;
+  target: ClearTarget | null;
   created_at: Date;
 }
 
 /** An endpoint's record, with how many of its deliveries are pending (its queue rows). */
 const RECORD = `id, url, event_types, active, paused, rate_limit_per_second, ordering,
   ${waitingOf('webhook_endpoints')} as waiting,
-  previous_secret is not null as has_previous_secret, name, description, metadata, header_names, filter, auth, tls_certificate, created_at`;
+  previous_secret is not null as has_previous_secret, name, description, metadata, header_names, filter, auth, tls_certificate,
+  destination_type, target, created_at`;
 
 /** Why a deleted endpoint's pending deliveries were cancelled. */
 export const DELETED = 'endpoint deleted';
@@ -50,6 +54,13 @@ export interface NewEndpoint {
   filter: { pattern: Record<string, unknown>; path: string } | null;
   auth: SealedAuth | null;
   tls: SealedTls | null;
+}
+
+/** A destination's target that is not a webhook's: kept in clear, and the password of its URL sealed. */
+export interface SealedTarget {
+  type: Exclude<DestinationType, 'webhook'>;
+  clear: ClearTarget;
+  sealed: Buffer | null;
 }
 
 /** OAuth client credentials: what is kept in clear, and the client secret sealed. */
@@ -82,6 +93,8 @@ export const newEndpointRow = (endpoint: NewEndpoint): EndpointRow => ({
   filter: endpoint.filter?.pattern ?? null,
   auth: endpoint.auth?.clear ?? null,
   tls_certificate: endpoint.tls?.certificate ?? null,
+  destination_type: 'webhook',
+  target: null,
   created_at: endpoint.createdAt,
 });
 
@@ -303,15 +316,48 @@ export const endpointStore = (db: Db) => ({
     return rows[0];
   },
 
-  async list(projectId: string) {
+  /** The project's destinations of every type, or its webhook endpoints only (`webhooks`), oldest first. */
+  async list(projectId: string, webhooks = false) {
     // Named, so that each connection plans it once: its count of waiting deliveries spans every partition
     // of the deliveries, and planning it each time cost more than running it (docs/decisions/measured-choices.md).
     const { rows } = await db.query<EndpointRow>({
-      name: 'endpoint-list',
-      text: `select ${RECORD} from webhook_endpoints where project_id = $1 order by created_at, id`,
+      name: webhooks ? 'endpoint-list' : 'destination-list',
+      text: `select ${RECORD} from webhook_endpoints
+              where project_id = $1 ${webhooks ? "and destination_type = 'webhook'" : ''}
+              order by created_at, id`,
       values: [projectId],
     });
     return rows;
+  },
+
+  /** A destination's type, its target in clear and its password sealed (undefined when there is none). */
+  async targetOf(projectId: string, id: string) {
+    const { rows } = await db.query<{
+      destination_type: DestinationType;
+      target: ClearTarget | null;
+      target_secret_sealed: Buffer | null;
+    }>({
+      name: 'destination-target',
+      text: `select destination_type, target, target_secret_sealed from webhook_endpoints
+              where project_id = $1 and id = $2`,
+      values: [projectId, id],
+    });
+    return rows[0];
+  },
+
+  /**
+   * Makes a new endpoint (this request's) a destination of another type, or changes a destination's target:
+   * its type, its target in clear, its password sealed, and its URL without the password (empty for polling).
+   */
+  async setTarget(projectId: string, id: string, target: SealedTarget) {
+    const { rows } = await db.query<EndpointRow>(
+      `update webhook_endpoints
+          set destination_type = $3, target = $4, target_secret_sealed = $5, url = $6
+        where project_id = $1 and id = $2
+       returning ${RECORD}`,
+      [projectId, id, target.type, target.clear, target.sealed, target.clear.url ?? ''],
+    );
+    return rows[0];
   },
 
   /** Deletes the endpoint and its secrets, and gives its slot back to the project's count. */

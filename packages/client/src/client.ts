@@ -12,6 +12,7 @@ import {
 
 const ENDPOINT = '/core/v1/webhook-endpoints/{id}';
 type DeliveriesPath = `${typeof ENDPOINT}/deliveries`;
+const DESTINATION = '/core/v1/destinations/{id}';
 
 export class PlatformClient {
   readonly #t: Transport;
@@ -90,6 +91,48 @@ export class PlatformClient {
       query: Omit<Query<DeliveriesPath, 'get'>, 'cursor'> = {},
       o?: CallOptions,
     ) => paginate((cursor) => this.webhookEndpoints.listDeliveries(id, { ...query, cursor }, o)),
+  };
+
+  /**
+   * Destinations (a webhook, a RabbitMQ exchange, a Redis stream, a NATS subject, or a feed to poll): the
+   * same operations as a webhook endpoint's, and a polling destination's messages.
+   */
+  readonly destinations = {
+    create: (body: Body<'/core/v1/destinations', 'post'>, o?: CallOptions) =>
+      this.#t.call('post', '/core/v1/destinations', { body }, o),
+    list: (o?: CallOptions) => this.#t.call('get', '/core/v1/destinations', {}, o),
+    get: (id: string, o?: CallOptions) => this.#t.call('get', DESTINATION, { params: { id } }, o),
+    /** A JSON merge patch: target merges into the target (a new url replaces its password); the rest as an endpoint's. */
+    update: (id: string, body: Body<typeof DESTINATION, 'patch'>, o?: CallOptions) =>
+      this.#t.call('patch', DESTINATION, { params: { id }, body }, o),
+    delete: (id: string, o?: CallOptions) => this.#t.call('delete', DESTINATION, { params: { id } }, o),
+    pause: (id: string, o?: CallOptions) =>
+      this.#t.call('post', `${DESTINATION}/pause`, { params: { id } }, o),
+    resume: (id: string, o?: CallOptions) =>
+      this.#t.call('post', `${DESTINATION}/resume`, { params: { id } }, o),
+    cancelPending: (id: string, o?: CallOptions) =>
+      this.#t.call('post', `${DESTINATION}/cancel-pending`, { params: { id } }, o),
+    rotateSecret: (id: string, o?: CallOptions) =>
+      this.#t.call('post', `${DESTINATION}/rotate-secret`, { params: { id } }, o),
+    retirePreviousSecret: (id: string, o?: CallOptions) =>
+      this.#t.call('post', `${DESTINATION}/retire-previous-secret`, { params: { id } }, o),
+    sendTest: (id: string, body: Body<`${typeof DESTINATION}/test`, 'post'> = {}, o?: CallOptions) =>
+      this.#t.call('post', `${DESTINATION}/test`, { params: { id }, body }, o),
+    recover: (id: string, body: Body<`${typeof DESTINATION}/recover`, 'post'>, o?: CallOptions) =>
+      this.#t.call('post', `${DESTINATION}/recover`, { params: { id }, body }, o),
+    stats: (id: string, o?: CallOptions) =>
+      this.#t.call('get', `${DESTINATION}/stats`, { params: { id } }, o),
+    listDeliveries: (
+      id: string,
+      query: Query<`${typeof DESTINATION}/deliveries`, 'get'> = {},
+      o?: CallOptions,
+    ) => this.#t.call('get', `${DESTINATION}/deliveries`, { params: { id }, query }, o),
+    /**
+     * A polling destination's messages after `cursor`, in delivery order. Keep `nextCursor` and poll with
+     * it: an empty page answers the cursor it was given.
+     */
+    listMessages: (id: string, query: Query<`${typeof DESTINATION}/messages`, 'get'> = {}, o?: CallOptions) =>
+      this.#t.call('get', `${DESTINATION}/messages`, { params: { id }, query }, o),
   };
 
   readonly deliveries = {

@@ -234,6 +234,113 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/core/v1/destinations/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause an endpoint: its deliveries are created and held, nothing is sent */
+        post: operations["pauseDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/core/v1/destinations/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume a paused endpoint: what it held goes out, oldest first */
+        post: operations["resumeDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/core/v1/destinations/{id}/cancel-pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel the endpoint’s pending deliveries (their history stays) */
+        post: operations["cancelPendingDestinationDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/core/v1/destinations/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make a new secret the active one; the previous one keeps signing until retired */
+        post: operations["rotateDestinationSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/core/v1/destinations/{id}/retire-previous-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End a rotation: the previous secret stops signing */
+        post: operations["retirePreviousDestinationSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/core/v1/destinations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A destination: its type, target, state, rate, ordering and waiting deliveries */
+        get: operations["getDestination"];
+        put?: never;
+        post?: never;
+        /** Delete an endpoint and its secrets */
+        delete: operations["deleteDestination"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a destination with a JSON merge patch (application/merge-patch+json)
+         * @description target merges into the target (a new url replaces the password too); the rest as a webhook endpoint’s PATCH.
+         */
+        patch: operations["updateDestination"];
+        trace?: never;
+    };
     "/core/v1/webhook-endpoints/{id}/stats": {
         parameters: {
             query?: never;
@@ -246,6 +353,64 @@ export interface paths {
          * @description Attempts of the deliveries of events published within the window (a retry of an older event is not counted), as the list’s last24h.
          */
         get: operations["getWebhookEndpointStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/core/v1/destinations/{id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The endpoint’s attempts in each of the last 24 hours, succeeded and failed
+         * @description Attempts of the deliveries of events published within the window (a retry of an older event is not counted), as the list’s last24h.
+         */
+        get: operations["getDestinationStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/core/v1/destinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The destinations of the project, of every type, oldest first; never a secret */
+        get: operations["listDestinations"];
+        put?: never;
+        /** Declare a destination: a webhook, a RabbitMQ exchange, a Redis stream, a NATS subject, or a feed */
+        post: operations["createDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/core/v1/destinations/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A polling destination’s messages after a cursor, in delivery order
+         * @description Reading changes nothing: the consumer keeps its cursor. An empty page answers the cursor it was given, to poll with again.
+         */
+        get: operations["listDestinationMessages"];
         put?: never;
         post?: never;
         delete?: never;
@@ -329,6 +494,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/core/v1/destinations/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed test event to this endpoint only: core.webhook.test, or an example of a type
+         * @description Without a body, core.webhook.test. With {"eventType"}, an event of that type of the catalogue with its example as data.
+         */
+        post: operations["sendDestinationTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/core/v1/event-types": {
         parameters: {
             query?: never;
@@ -387,23 +572,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/core/v1/deliveries/{id}/retry": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Send a dead or waiting delivery now (a dead one gets one more attempt) */
-        post: operations["retryDelivery"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/core/v1/webhook-endpoints/{id}/recover": {
         parameters: {
             query?: never;
@@ -418,6 +586,63 @@ export interface paths {
          * @description Filtered by event type and a window of the events’ time; dryRun answers the count only. At most 100,000 events per job.
          */
         post: operations["recoverWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/core/v1/destinations/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The endpoint’s deliveries with their attempts, newest first, a page at a time
+         * @description state and eventType keep the deliveries of that state, or of events of that type.
+         */
+        get: operations["listDestinationDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/core/v1/destinations/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-send the events whose latest delivery to the endpoint is dead (or delivered, or cancelled)
+         * @description Filtered by event type and a window of the events’ time; dryRun answers the count only. At most 100,000 events per job.
+         */
+        post: operations["recoverDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/core/v1/deliveries/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a dead or waiting delivery now (a dead one gets one more attempt) */
+        post: operations["retryDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1100,6 +1325,110 @@ export interface components {
                 };
             }[];
         };
+        /**
+         * @example {
+         *       "id": "0193b0a4-1e0a-7c1e-9d6e-2f4b8a1c3d5e",
+         *       "eventTypes": [
+         *         "pay.*",
+         *         "core.*"
+         *       ],
+         *       "active": true,
+         *       "paused": false,
+         *       "rateLimitPerSecond": null,
+         *       "ordering": "none",
+         *       "waiting": 0,
+         *       "hasPreviousSecret": false,
+         *       "name": "Payments ledger",
+         *       "description": null,
+         *       "metadata": {
+         *         "team": "finance"
+         *       },
+         *       "headers": {
+         *         "x-tenant": "***"
+         *       },
+         *       "filter": {
+         *         "data": {
+         *           "amount": [
+         *             {
+         *               "numeric": [
+         *                 ">=",
+         *                 10000
+         *               ]
+         *             }
+         *           ]
+         *         }
+         *       },
+         *       "auth": null,
+         *       "tls": null,
+         *       "createdAt": "2026-11-24T09:30:00.000Z",
+         *       "type": "rabbitmq",
+         *       "target": {
+         *         "url": "amqps://platform:***@mq.example.com/prod",
+         *         "exchange": "events",
+         *         "routingKey": "pay"
+         *       }
+         *     }
+         */
+        Destination: {
+            /** Format: uuid */
+            id: string;
+            eventTypes: string[];
+            /** @description false once disabled (by a 410, a run of dead deliveries, or its owner) */
+            active: boolean;
+            /** @description its deliveries are created and held, nothing is sent */
+            paused: boolean;
+            /** @description the most deliveries sent to it per second, across every worker; null for no limit */
+            rateLimitPerSecond: number | null;
+            /** @description endpoint: one delivery in flight at a time, in publish order; key: the same per orderingKey of the events */
+            ordering: "none" | "endpoint" | "key";
+            /** @description its pending deliveries */
+            waiting: number;
+            hasPreviousSecret: boolean;
+            name: string | null;
+            description: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description the names of the headers sent with every delivery; their values are never shown */
+            headers: {
+                [key: string]: "***";
+            };
+            /** @description an Amazon EventBridge event pattern over {type, data} (exact values, arrays as any-of, prefix, suffix, anything-but, numeric, exists, equals-ignore-case, $or), at most 4 KiB and 8 levels: an event it does not match makes no delivery here; null for none */
+            filter: {
+                [key: string]: unknown;
+            } | null;
+            auth: {
+                /** @enum {string} */
+                type: "oauth2_client_credentials";
+                tokenUrl: string;
+                clientId: string;
+                /** @enum {string} */
+                clientSecret: "***";
+                scope?: string;
+                audience?: string;
+            } | null;
+            tls: {
+                certificate: string;
+                /** @enum {string} */
+                privateKey: "***";
+                /** Format: date-time */
+                expiresAt: string;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description webhook (HTTPS), rabbitmq, redis (a stream), nats (JetStream) or polling (a feed read with GET …/messages) */
+            type: "webhook" | "rabbitmq" | "redis" | "nats" | "polling";
+            /** @description where it sends; {} for polling */
+            target: {
+                /** @description a password in it shown as *** */
+                url?: string;
+                exchange?: string;
+                routingKey?: string;
+                stream?: string;
+                maxLen?: number;
+                subject?: string;
+            };
+        };
         WebhookSecretRotated: {
             /** Format: uuid */
             id: string;
@@ -1123,6 +1452,153 @@ export interface components {
                 succeeded: number;
                 failed: number;
             }[];
+        };
+        DestinationCreated: {
+            /** Format: uuid */
+            id: string;
+            eventTypes: string[];
+            /** @description false once disabled (by a 410, a run of dead deliveries, or its owner) */
+            active: boolean;
+            /** @description its deliveries are created and held, nothing is sent */
+            paused: boolean;
+            /** @description the most deliveries sent to it per second, across every worker; null for no limit */
+            rateLimitPerSecond: number | null;
+            /** @description endpoint: one delivery in flight at a time, in publish order; key: the same per orderingKey of the events */
+            ordering: "none" | "endpoint" | "key";
+            /** @description its pending deliveries */
+            waiting: number;
+            hasPreviousSecret: boolean;
+            name: string | null;
+            description: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description the names of the headers sent with every delivery; their values are never shown */
+            headers: {
+                [key: string]: "***";
+            };
+            /** @description an Amazon EventBridge event pattern over {type, data} (exact values, arrays as any-of, prefix, suffix, anything-but, numeric, exists, equals-ignore-case, $or), at most 4 KiB and 8 levels: an event it does not match makes no delivery here; null for none */
+            filter: {
+                [key: string]: unknown;
+            } | null;
+            auth: {
+                /** @enum {string} */
+                type: "oauth2_client_credentials";
+                tokenUrl: string;
+                clientId: string;
+                /** @enum {string} */
+                clientSecret: "***";
+                scope?: string;
+                audience?: string;
+            } | null;
+            tls: {
+                certificate: string;
+                /** @enum {string} */
+                privateKey: "***";
+                /** Format: date-time */
+                expiresAt: string;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description webhook (HTTPS), rabbitmq, redis (a stream), nats (JetStream) or polling (a feed read with GET …/messages) */
+            type: "webhook" | "rabbitmq" | "redis" | "nats" | "polling";
+            /** @description where it sends; {} for polling */
+            target: {
+                /** @description a password in it shown as *** */
+                url?: string;
+                exchange?: string;
+                routingKey?: string;
+                stream?: string;
+                maxLen?: number;
+                subject?: string;
+            };
+            /** @description whsec_…, shown this one time only: it signs every message */
+            secret: string;
+            unknownEventTypes: string[];
+        };
+        DestinationList: {
+            data: {
+                /** Format: uuid */
+                id: string;
+                eventTypes: string[];
+                /** @description false once disabled (by a 410, a run of dead deliveries, or its owner) */
+                active: boolean;
+                /** @description its deliveries are created and held, nothing is sent */
+                paused: boolean;
+                /** @description the most deliveries sent to it per second, across every worker; null for no limit */
+                rateLimitPerSecond: number | null;
+                /** @description endpoint: one delivery in flight at a time, in publish order; key: the same per orderingKey of the events */
+                ordering: "none" | "endpoint" | "key";
+                /** @description its pending deliveries */
+                waiting: number;
+                hasPreviousSecret: boolean;
+                name: string | null;
+                description: string | null;
+                metadata: {
+                    [key: string]: string;
+                };
+                /** @description the names of the headers sent with every delivery; their values are never shown */
+                headers: {
+                    [key: string]: "***";
+                };
+                /** @description an Amazon EventBridge event pattern over {type, data} (exact values, arrays as any-of, prefix, suffix, anything-but, numeric, exists, equals-ignore-case, $or), at most 4 KiB and 8 levels: an event it does not match makes no delivery here; null for none */
+                filter: {
+                    [key: string]: unknown;
+                } | null;
+                auth: {
+                    /** @enum {string} */
+                    type: "oauth2_client_credentials";
+                    tokenUrl: string;
+                    clientId: string;
+                    /** @enum {string} */
+                    clientSecret: "***";
+                    scope?: string;
+                    audience?: string;
+                } | null;
+                tls: {
+                    certificate: string;
+                    /** @enum {string} */
+                    privateKey: "***";
+                    /** Format: date-time */
+                    expiresAt: string;
+                } | null;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description webhook (HTTPS), rabbitmq, redis (a stream), nats (JetStream) or polling (a feed read with GET …/messages) */
+                type: "webhook" | "rabbitmq" | "redis" | "nats" | "polling";
+                /** @description where it sends; {} for polling */
+                target: {
+                    /** @description a password in it shown as *** */
+                    url?: string;
+                    exchange?: string;
+                    routingKey?: string;
+                    stream?: string;
+                    maxLen?: number;
+                    subject?: string;
+                };
+                last24h: {
+                    attempts: number;
+                    succeeded: number;
+                };
+            }[];
+        };
+        DestinationMessages: {
+            data: {
+                /**
+                 * Format: uuid
+                 * @description the webhook-id: a repeat has the same
+                 */
+                eventId: string;
+                type: string;
+                /** Format: date-time */
+                timestamp: string;
+                /** @description the webhook payload */
+                payload: {
+                    [key: string]: unknown;
+                };
+            }[];
+            /** @description where to read from next; an empty page answers the cursor it was given */
+            nextCursor: string;
         };
         /**
          * @example {
@@ -3191,6 +3667,909 @@ export interface operations {
             };
         };
     };
+    pauseDestination: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Destination"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    resumeDestination: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Destination"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    cancelPendingDestinationDeliveries: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveriesCancelled"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    rotateDestinationSecret: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretRotated"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    retirePreviousDestinationSecret: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Destination"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    getDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Destination"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    deleteDestination: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    updateDestination: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target": {
+                 *         "routingKey": "payments"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description where it sends: {} for polling */
+                    target?: {
+                        /** @description webhook: a public HTTPS address; rabbitmq: amqp(s)://user:password@host:port/vhost; redis: redis(s)://user:password@host:port/db; nats: nats(s)://user:password@host:port. A password is write-only */
+                        url?: string;
+                        /** @description rabbitmq: the exchange (it must exist) */
+                        exchange?: string;
+                        /** @description rabbitmq: the routing key */
+                        routingKey?: string;
+                        /** @description redis: the stream (it must exist) */
+                        stream?: string;
+                        /** @description redis: the stream capped near this length */
+                        maxLen?: number;
+                        /** @description nats: the subject a JetStream stream takes */
+                        subject?: string;
+                    };
+                    eventTypes?: string[];
+                    /** @description the most deliveries sent to it per second, across every worker; null for no limit */
+                    rateLimitPerSecond?: number | null;
+                    /** @description endpoint: one delivery in flight at a time, in publish order; key: the same per orderingKey of the events */
+                    ordering?: "none" | "endpoint" | "key";
+                    active?: boolean;
+                    /** @description OAuth 2.0 client credentials: the worker fetches a token from tokenUrl, keeps it until 60 s before it expires, and sends it as a bearer; a 401 fetches a new one once. null for none */
+                    auth?: {
+                        /** @enum {string} */
+                        type: "oauth2_client_credentials";
+                        /**
+                         * Format: uri
+                         * @description a public HTTPS address
+                         */
+                        tokenUrl: string;
+                        clientId: string;
+                        /** @description write-only */
+                        clientSecret: string;
+                        scope?: string;
+                        audience?: string;
+                    } | null;
+                    /** @description a client certificate and its private key (PEM, unencrypted; the key write-only), presented for mutual TLS; null for none */
+                    tls?: {
+                        certificate: string;
+                        privateKey: string;
+                    } | null;
+                    /** @description what the project calls it, shown in the portal; null by default */
+                    name?: string | null;
+                    /** @description null by default */
+                    description?: string | null;
+                    /** @description an Amazon EventBridge event pattern over {type, data} (exact values, arrays as any-of, prefix, suffix, anything-but, numeric, exists, equals-ignore-case, $or), at most 4 KiB and 8 levels: an event it does not match makes no delivery here; null for none */
+                    filter?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description merged into the metadata: a key set to null is removed; at most 20 remain */
+                    metadata?: {
+                        [key: string]: string | null;
+                    };
+                    /** @description merged into the headers: a value replaces, null removes; at most 20 remain. Not allowed: hop-by-hop headers, host, content-length, content-type, webhook-* */
+                    headers?: {
+                        [key: string]: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Destination"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
     getWebhookEndpointStats: {
         parameters: {
             query?: never;
@@ -3209,6 +4588,421 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EndpointStats"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    getDestinationStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointStats"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    listDestinations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DestinationList"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    createDestination: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "rabbitmq",
+                 *       "target": {
+                 *         "url": "amqps://platform:s3cret@mq.example.com/prod",
+                 *         "exchange": "events",
+                 *         "routingKey": "pay"
+                 *       },
+                 *       "eventTypes": [
+                 *         "pay.*"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description webhook (HTTPS), rabbitmq, redis (a stream), nats (JetStream) or polling (a feed read with GET …/messages) */
+                    type: "webhook" | "rabbitmq" | "redis" | "nats" | "polling";
+                    /** @description where it sends: {} for polling */
+                    target: {
+                        /** @description webhook: a public HTTPS address; rabbitmq: amqp(s)://user:password@host:port/vhost; redis: redis(s)://user:password@host:port/db; nats: nats(s)://user:password@host:port. A password is write-only */
+                        url?: string;
+                        /** @description rabbitmq: the exchange (it must exist) */
+                        exchange?: string;
+                        /** @description rabbitmq: the routing key */
+                        routingKey?: string;
+                        /** @description redis: the stream (it must exist) */
+                        stream?: string;
+                        /** @description redis: the stream capped near this length */
+                        maxLen?: number;
+                        /** @description nats: the subject a JetStream stream takes */
+                        subject?: string;
+                    };
+                    eventTypes: string[];
+                    /** @description OAuth 2.0 client credentials: the worker fetches a token from tokenUrl, keeps it until 60 s before it expires, and sends it as a bearer; a 401 fetches a new one once. null for none */
+                    auth?: {
+                        /** @enum {string} */
+                        type: "oauth2_client_credentials";
+                        /**
+                         * Format: uri
+                         * @description a public HTTPS address
+                         */
+                        tokenUrl: string;
+                        clientId: string;
+                        /** @description write-only */
+                        clientSecret: string;
+                        scope?: string;
+                        audience?: string;
+                    } | null;
+                    /** @description a client certificate and its private key (PEM, unencrypted; the key write-only), presented for mutual TLS; null for none */
+                    tls?: {
+                        certificate: string;
+                        privateKey: string;
+                    } | null;
+                    /** @description an Amazon EventBridge event pattern over {type, data} (exact values, arrays as any-of, prefix, suffix, anything-but, numeric, exists, equals-ignore-case, $or), at most 4 KiB and 8 levels: an event it does not match makes no delivery here; null for none */
+                    filter?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description what the project calls it, shown in the portal; null by default */
+                    name?: string | null;
+                    /** @description null by default */
+                    description?: string | null;
+                    /** @description the project’s own labels, at most 20, kept and shown as given */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description at most 20 headers sent with every delivery, names in lower case; their values are write-only and answered as ***. Not allowed: hop-by-hop headers, host, content-length, content-type, webhook-* */
+                    headers?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DestinationCreated"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    listDestinationMessages: {
+        parameters: {
+            query?: {
+                /** @description the nextCursor of the page before; none for the start */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DestinationMessages"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
                 };
             };
             /** @description a problem (RFC 9457): see its code */
@@ -3817,6 +5611,141 @@ export interface operations {
             };
         };
     };
+    sendDestinationTestEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "eventType": "pay.payment.succeeded"
+                 *     }
+                 */
+                "application/json": {
+                    eventType?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTestSent"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
     listEventTypes: {
         parameters: {
             query?: never;
@@ -4228,112 +6157,6 @@ export interface operations {
             };
         };
     };
-    retryDelivery: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description 1-255 visible ASCII characters, or a quoted string */
-                "idempotency-key": string;
-            };
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DeliveryRetried"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-            /** @description a problem (RFC 9457): see its code */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PlatformError"];
-                };
-            };
-        };
-    };
     recoverWebhookEndpoint: {
         parameters: {
             query?: never;
@@ -4454,6 +6277,368 @@ export interface operations {
             };
             /** @description a problem (RFC 9457): see its code */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    listDestinationDeliveries: {
+        parameters: {
+            query?: {
+                /** @description rows per page, default 20 */
+                limit?: number;
+                cursor?: string;
+                state?: "pending" | "delivered" | "dead" | "cancelled";
+                eventType?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointDeliveries"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    recoverDestination: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "states": [
+                 *         "dead"
+                 *       ],
+                 *       "since": "2026-11-23T00:00:00Z",
+                 *       "eventTypes": [
+                 *         "pay.*"
+                 *       ],
+                 *       "dryRun": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the state of each event’s latest delivery */
+                    states: ("dead" | "delivered" | "cancelled")[];
+                    eventTypes?: string[];
+                    /**
+                     * Format: date-time
+                     * @description from this time of the events (inclusive)
+                     */
+                    since: string;
+                    /**
+                     * Format: date-time
+                     * @description to this time (exclusive); now by default
+                     */
+                    until?: string;
+                    /** @description count only: nothing is created */
+                    dryRun?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Recovery"];
+                };
+            };
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Recovery"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+        };
+    };
+    retryDelivery: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1-255 visible ASCII characters, or a quoted string */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryRetried"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PlatformError"];
+                };
+            };
+            /** @description a problem (RFC 9457): see its code */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -29,3 +29,24 @@ export const projectIdOf = (request: FastifyRequest): string => projectOf(reques
 
 /** A reference to a schema added with app.addSchema, for the OpenAPI document. */
 export const ref = (id: string) => ({ $ref: `${id}#` });
+
+/**
+ * Where an endpoint's sub-routes live: under its webhook endpoint (spec section 4), and under its
+ * destination (contract 0.4: a destination has every sub-route of a webhook endpoint). The same operation
+ * under both, each with its own operation id, record and tag; a destination that is not a webhook is not
+ * found under the first (http/webhook-only.ts).
+ */
+export const MOUNTS = [
+  {
+    path: '/core/v1/webhook-endpoints',
+    record: 'WebhookEndpoint',
+    tag: 'webhooks',
+    named: (webhook: string, _destination: string) => webhook,
+  },
+  {
+    path: '/core/v1/destinations',
+    record: 'Destination',
+    tag: 'destinations',
+    named: (_webhook: string, destination: string) => destination,
+  },
+] as const;

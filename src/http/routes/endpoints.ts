@@ -49,7 +49,9 @@ export const endpointRoutes = routes(SCHEMAS, (app) => {
         response: { 200: ref('WebhookEndpointList'), ...errorResponses(403) },
       },
     },
-    async (request) => ({ data: await request.services.webhookEndpoints.list(projectIdOf(request)) }),
+    async (request) => ({
+      data: await request.services.webhookEndpoints.list(projectIdOf(request), true),
+    }),
   );
 
   app.get(

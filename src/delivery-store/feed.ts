@@ -1,0 +1,75 @@
+// A polling destination's feed (migration 0033): what the worker appends as it delivers, and what its
+// consumer reads from a cursor it keeps. Reads go up to the oldest transaction still running, in (xid,
+// seq) order, so an append not yet committed never lands behind a cursor already handed out.
+import type { Db } from '../db/database.ts';
+
+export interface FeedEntry {
+  projectId: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  eventCreatedAt: Date;
+  /** the webhook payload as sent, byte for byte */
+  payload: string;
+}
+
+/** Where a consumer is: past the entry of transaction `xid`, number `seq` (both as text; 0 0 before all). */
+export interface FeedCursor {
+  xid: string;
+  seq: string;
+}
+
+export interface FeedRow {
+  xid: string;
+  seq: string;
+  event_id: string;
+  event_type: string;
+  event_created_at: Date;
+  payload: string;
+}
+
+export const feedStore = (db: Db) => ({
+  /** Appends one delivery to its destination's feed (committed on its own): its number in the feed. */
+  async append(entry: FeedEntry) {
+    const { rows } = await db.query<{ seq: string }>({
+      name: 'feed-append',
+      text: `insert into destination_messages (project_id, endpoint_id, event_id, event_type, event_created_at, payload)
+             values ($1, $2, $3, $4, $5, $6) returning seq`,
+      values: [
+        entry.projectId,
+        entry.endpointId,
+        entry.eventId,
+        entry.eventType,
+        entry.eventCreatedAt,
+        entry.payload,
+      ],
+    });
+    return (rows[0] as { seq: string }).seq;
+  },
+
+  /** Up to `limit` entries after the cursor, in feed order, of those every running transaction can see. */
+  async read(projectId: string, endpointId: string, after: FeedCursor, limit: number) {
+    const { rows } = await db.query<FeedRow>({
+      name: 'feed-read',
+      text: `select xid::text, seq::text, event_id, event_type, event_created_at, payload
+               from destination_messages
+              where project_id = $1 and endpoint_id = $2
+                and (xid, seq) > ($3::xid8, $4::bigint)
+                and xid < pg_snapshot_xmin(pg_current_snapshot())
+              order by xid, seq
+              limit $5`,
+      values: [projectId, endpointId, after.xid, after.seq, limit],
+    });
+    return rows;
+  },
+
+  /** Forgets what is older than the history's horizon, a batch at a time: how many. */
+  async forgetBefore(horizon: string, batch = 5000) {
+    const { rowCount } = await db.query(
+      `delete from destination_messages where ctid = any (array(
+         select ctid from destination_messages where event_created_at < $1::timestamptz limit $2))`,
+      [horizon, batch],
+    );
+    return rowCount ?? 0;
+  },
+});

@@ -1,0 +1,347 @@
+// Destinations beyond HTTPS (contract 0.4), against the machine's real RabbitMQ, Redis and NATS JetStream:
+// each type delivered and checked by an independent Standard Webhooks verifier (the payload byte for byte,
+// the headers in the transport's own), the broker's answer in the log, a refused message retried then
+// dead with the broker's reason, the polling feed read from a cursor, and what a destination's routes
+// answer (its password never shown, a webhook endpoint's routes not finding a broker's).
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { runMaintenance } from '../src/process/maintenance.ts';
+import { expectProblem, startService, type Tenant } from './helpers/app.ts';
+import {
+  NATS_URL,
+  natsStream,
+  RABBITMQ_URL,
+  REDIS_URL,
+  rabbitmqQueue,
+  redisStream,
+} from './helpers/brokers.ts';
+import { eventually } from './helpers/receiver.ts';
+
+const service = await startService({
+  env: {
+    PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1',
+    PLATFORM_WORKER_POLL_MS: '100',
+    PLATFORM_RETRY_SCHEDULE: '0,0',
+  },
+  worker: true,
+});
+let n = 0;
+const idem = () => ({ 'idempotency-key': `destinations-${++n}` });
+const call = (who: Tenant, method: string, path: string, body?: unknown) =>
+  service.request(method, path, {
+    key: who.key,
+    body,
+    headers: { ...idem(), ...(method === 'PATCH' ? { 'content-type': 'application/merge-patch+json' } : {}) },
+  });
+
+interface Created {
+  id: string;
+  secret: string;
+  type: string;
+  target: Record<string, unknown>;
+}
+
+async function destination(who: Tenant, type: string, target: Record<string, unknown>, extra = {}) {
+  const response = await call(who, 'POST', '/core/v1/destinations', {
+    type,
+    target,
+    eventTypes: ['pay.*'],
+    ...extra,
+  });
+  assert.equal(response.status, 201, response.text);
+  return response.body as Created;
+}
+
+async function publish(who: Tenant, amount: number) {
+  const response = await call(who, 'POST', '/core/v1/events', {
+    type: 'pay.payment.succeeded',
+    data: { amount },
+  });
+  assert.equal(response.status, 202, response.text);
+  return response.body.eventId as string;
+}
+
+type Attempt = {
+  succeeded: boolean;
+  statusCode: number | null;
+  error: string | null;
+  responseBody: string | null;
+};
+type Delivery = { state: string; eventId: string; attempts: Attempt[] };
+const deliveries = async (who: Tenant, id: string) =>
+  (await call(who, 'GET', `/core/v1/destinations/${id}/deliveries`)).body.data as Delivery[];
+
+/** Checks a consumed message as a webhook receiver would, with the destination's secret. */
+function verified(secret: string, message: { body: string; headers: Record<string, string> }) {
+  const headers = {
+    'webhook-id': message.headers['webhook-id'] as string,
+    'webhook-timestamp': message.headers['webhook-timestamp'] as string,
+    'webhook-signature': message.headers['webhook-signature'] as string,
+  };
+  return new Webhook(secret).verify(message.body, headers) as {
+    id: string;
+    type: string;
+    data: { amount: number };
+  };
+}
+
+describe('destinations on real brokers', () => {
+  test('RabbitMQ: confirmed and routed, verified as a webhook; the password never shown', async () => {
+    const tenant = await service.tenant();
+    const mq = await rabbitmqQueue();
+    const created = await destination(tenant, 'rabbitmq', {
+      url: RABBITMQ_URL,
+      exchange: mq.exchange,
+      routingKey: 'pay',
+    });
+    assert.equal(created.type, 'rabbitmq');
+    assert.deepEqual(created.target, {
+      url: 'amqp://guest:***@127.0.0.1:5672',
+      exchange: mq.exchange,
+      routingKey: 'pay',
+    });
+    const eventId = await publish(tenant, 4200);
+    await eventually(async () => (await deliveries(tenant, created.id))[0]?.state === 'delivered');
+    const [message, ...rest] = await mq.take();
+    assert.equal(rest.length, 0);
+    assert.ok(message);
+    const payload = verified(created.secret, message);
+    assert.equal(payload.id, eventId);
+    assert.equal(payload.data.amount, 4200);
+    assert.equal(message.messageId, eventId);
+    assert.equal(message.headers['x-platform-event-type'], 'pay.payment.succeeded');
+    const [delivery] = await deliveries(tenant, created.id);
+    assert.equal(delivery?.attempts[0]?.responseBody, 'confirmed by the broker');
+    const got = await call(tenant, 'GET', `/core/v1/destinations/${created.id}`);
+    assert.equal(JSON.stringify(got.body).includes('guest:guest'), false);
+    const row = await service.db.query(
+      'select url, target::text, target_secret_sealed from webhook_endpoints where id = $1',
+      [created.id],
+    );
+    assert.equal(JSON.stringify(row.rows[0]).includes('guest:guest'), false, 'the password sealed at rest');
+    assert.ok(row.rows[0]?.target_secret_sealed);
+  });
+
+  test('Redis: XADD answered with its entry, the fields verified as a webhook', async () => {
+    const tenant = await service.tenant();
+    const redis = await redisStream();
+    const created = await destination(tenant, 'redis', {
+      url: REDIS_URL,
+      stream: redis.stream,
+      maxLen: 1000,
+    });
+    const eventId = await publish(tenant, 7);
+    await eventually(async () => (await deliveries(tenant, created.id))[0]?.state === 'delivered');
+    const [entry] = await redis.entries();
+    assert.ok(entry);
+    assert.equal(verified(created.secret, entry).id, eventId);
+    assert.equal(entry.headers['x-platform-event-type'], 'pay.payment.succeeded');
+    const [delivery] = await deliveries(tenant, created.id);
+    assert.equal(delivery?.attempts[0]?.responseBody, `XADD ${entry.id}`);
+  });
+
+  test('NATS JetStream: acknowledged by the stream, Nats-Msg-Id the webhook-id, verified as a webhook', async () => {
+    const tenant = await service.tenant();
+    const nats = await natsStream();
+    const created = await destination(tenant, 'nats', { url: NATS_URL, subject: nats.subject });
+    const eventId = await publish(tenant, 9);
+    await eventually(async () => (await deliveries(tenant, created.id))[0]?.state === 'delivered');
+    const [message] = await nats.messages();
+    assert.ok(message);
+    assert.equal(verified(created.secret, message).id, eventId);
+    assert.equal(message.headers['nats-msg-id'], eventId);
+    const [delivery] = await deliveries(tenant, created.id);
+    assert.match(delivery?.attempts[0]?.responseBody ?? '', /^stream platform_test_\w+ seq 1$/);
+  });
+
+  test('a refused message is retried on the schedule, then dead, the broker’s reason in the log', async () => {
+    const tenant = await service.tenant();
+    const mq = await rabbitmqQueue();
+    const nats = await natsStream();
+    const refused = [
+      [
+        await destination(tenant, 'rabbitmq', {
+          url: RABBITMQ_URL,
+          exchange: 'no-such-exchange',
+          routingKey: 'pay',
+        }),
+        /NOT_FOUND - no exchange 'no-such-exchange'/,
+      ],
+      [
+        await destination(tenant, 'rabbitmq', {
+          url: RABBITMQ_URL,
+          exchange: mq.exchange,
+          routingKey: 'nobody',
+        }),
+        /returned: NO_ROUTE \(no queue takes routing key "nobody"\)/,
+      ],
+      [
+        await destination(tenant, 'redis', { url: REDIS_URL, stream: 'no-such-stream' }),
+        /no stream: "no-such-stream" does not exist/,
+      ],
+      [await destination(tenant, 'nats', { url: NATS_URL, subject: 'nobody.listens' }), /no stream/],
+      [
+        await destination(tenant, 'rabbitmq', {
+          url: 'amqp://guest:guest@127.0.0.1:1',
+          exchange: mq.exchange,
+          routingKey: 'pay',
+        }),
+        /connection refused|ECONNREFUSED/,
+      ],
+    ] as const;
+    void nats;
+    await publish(tenant, 1);
+    for (const [created, reason] of refused) {
+      await eventually(async () => (await deliveries(tenant, created.id))[0]?.state === 'dead', 30_000);
+      const [delivery] = await deliveries(tenant, created.id);
+      assert.equal(delivery?.attempts.length, 3, `${created.type}: retried twice on the schedule`);
+      for (const attempt of delivery?.attempts ?? []) {
+        assert.equal(attempt.succeeded, false);
+        assert.match(attempt.error ?? '', reason);
+      }
+    }
+  });
+
+  test('polling: delivered into the feed, read from a cursor the consumer keeps', async () => {
+    const tenant = await service.tenant();
+    const created = await destination(tenant, 'polling', {});
+    assert.deepEqual(created.target, {});
+    const ids = [];
+    for (let i = 0; i < 5; i++) ids.push(await publish(tenant, i));
+    await eventually(
+      async () =>
+        (await deliveries(tenant, created.id)).every((d) => d.state === 'delivered') &&
+        (await deliveries(tenant, created.id)).length === 5,
+    );
+    const page = async (query: string) =>
+      (await call(tenant, 'GET', `/core/v1/destinations/${created.id}/messages${query}`)).body as {
+        data: { eventId: string; type: string; payload: { id: string; data: { amount: number } } }[];
+        nextCursor: string;
+      };
+    const first = await page('?limit=3');
+    assert.equal(first.data.length, 3);
+    const second = await page(`?limit=3&cursor=${first.nextCursor}`);
+    assert.equal(second.data.length, 2);
+    assert.deepEqual([...first.data, ...second.data].map((m) => m.eventId).sort(), [...ids].sort());
+    for (const message of [...first.data, ...second.data]) assert.equal(message.payload.id, message.eventId);
+    const empty = await page(`?cursor=${second.nextCursor}`);
+    assert.deepEqual(
+      empty,
+      { data: [], nextCursor: second.nextCursor },
+      'an empty page answers the cursor given',
+    );
+    expectProblem(
+      await call(tenant, 'GET', `/core/v1/destinations/${created.id}/messages?cursor=bm9wZQ`),
+      400,
+      'VALIDATION_FAILED',
+    );
+    const [delivery] = await deliveries(tenant, created.id);
+    assert.match(delivery?.attempts[0]?.responseBody ?? '', /^appended to the feed \(#\d+\)$/);
+    // Kept as long as the history is: maintenance forgets a message past the horizon.
+    const old = first.data[0]?.eventId;
+    await service.db.query(
+      `update destination_messages set event_created_at = now() - interval '400 days' where event_id = $1`,
+      [old],
+    );
+    await runMaintenance(service.context);
+    const kept = await page('?limit=10');
+    assert.deepEqual(kept.data.map((m) => m.eventId).sort(), ids.filter((id) => id !== old).sort());
+  });
+
+  test('the routes: every type listed under destinations, a webhook endpoint’s routes find only webhooks', async () => {
+    const tenant = await service.tenant();
+    const webhook = await destination(tenant, 'webhook', { url: 'https://hooks.example.com/d' });
+    const polling = await destination(tenant, 'polling', {});
+    assert.deepEqual(webhook.target, { url: 'https://hooks.example.com/d' });
+    const all = (await call(tenant, 'GET', '/core/v1/destinations')).body.data as Created[];
+    assert.deepEqual(
+      all.map((d) => d.type),
+      ['webhook', 'polling'],
+    );
+    const hooks = (await call(tenant, 'GET', '/core/v1/webhook-endpoints')).body.data as {
+      id: string;
+      url: string;
+    }[];
+    assert.deepEqual(
+      hooks.map((e) => e.id),
+      [webhook.id],
+    );
+    assert.equal(hooks[0]?.url, 'https://hooks.example.com/d');
+    for (const path of ['', '/deliveries', '/stats']) {
+      expectProblem(
+        await call(tenant, 'GET', `/core/v1/webhook-endpoints/${polling.id}${path}`),
+        404,
+        'NOT_FOUND',
+      );
+    }
+    expectProblem(
+      await call(tenant, 'POST', `/core/v1/webhook-endpoints/${polling.id}/pause`),
+      404,
+      'NOT_FOUND',
+    );
+    const paused = await call(tenant, 'POST', `/core/v1/destinations/${polling.id}/pause`);
+    assert.equal(paused.status, 200, paused.text);
+    assert.equal(paused.body.paused, true);
+    assert.equal(paused.body.type, 'polling');
+    expectProblem(
+      await call(tenant, 'GET', `/core/v1/destinations/${webhook.id}/messages`),
+      404,
+      'NOT_FOUND',
+    );
+    // What a target takes is its type's; a broker's host passes the address policy (allowed here).
+    expectProblem(
+      await call(tenant, 'POST', '/core/v1/destinations', {
+        type: 'redis',
+        target: { url: REDIS_URL, exchange: 'x' },
+        eventTypes: ['*'],
+      }),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expectProblem(
+      await call(tenant, 'POST', '/core/v1/destinations', {
+        type: 'redis',
+        target: { url: 'http://127.0.0.1:6379', stream: 's' },
+        eventTypes: ['*'],
+      }),
+      400,
+      'WEBHOOK_URL_NOT_ALLOWED',
+    );
+    expectProblem(
+      await call(tenant, 'POST', '/core/v1/destinations', {
+        type: 'nats',
+        target: { url: NATS_URL },
+        eventTypes: ['*'],
+      }),
+      400,
+      'WEBHOOK_URL_NOT_ALLOWED',
+    );
+    const deleted = await call(tenant, 'DELETE', `/core/v1/destinations/${polling.id}`);
+    assert.equal(deleted.status, 204);
+  });
+
+  test('PATCH: a target merges; the password stays unless a new url is given', async () => {
+    const tenant = await service.tenant();
+    const mq = await rabbitmqQueue();
+    const created = await destination(tenant, 'rabbitmq', {
+      url: RABBITMQ_URL,
+      exchange: 'elsewhere',
+      routingKey: 'pay',
+    });
+    const patched = await call(tenant, 'PATCH', `/core/v1/destinations/${created.id}`, {
+      target: { exchange: mq.exchange },
+      name: 'Ledger queue',
+    });
+    assert.equal(patched.status, 200, patched.text);
+    assert.deepEqual(patched.body.target, {
+      url: 'amqp://guest:***@127.0.0.1:5672',
+      exchange: mq.exchange,
+      routingKey: 'pay',
+    });
+    assert.equal(patched.body.name, 'Ledger queue');
+    await publish(tenant, 3);
+    await eventually(async () => (await deliveries(tenant, created.id))[0]?.state === 'delivered');
+    assert.equal((await mq.take()).length, 1, 'the kept password still connects');
+  });
+});
