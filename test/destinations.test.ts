@@ -344,4 +344,68 @@ describe('destinations on real brokers', () => {
     await eventually(async () => (await deliveries(tenant, created.id))[0]?.state === 'delivered');
     assert.equal((await mq.take()).length, 1, 'the kept password still connects');
   });
+
+  test('pause, ordering and rate hold for every type: held while paused, then in publish order at the rate', async () => {
+    const tenant = await service.tenant();
+    const mq = await rabbitmqQueue();
+    const redis = await redisStream();
+    const nats = await natsStream();
+    const targets = [
+      ['rabbitmq', { url: RABBITMQ_URL, exchange: mq.exchange, routingKey: 'pay' }],
+      ['redis', { url: REDIS_URL, stream: redis.stream }],
+      ['nats', { url: NATS_URL, subject: nats.subject }],
+      ['polling', {}],
+    ] as const;
+    const made: Created[] = [];
+    for (const [type, target] of targets) {
+      const created = await destination(tenant, type, target, {});
+      const steered = await call(tenant, 'PATCH', `/core/v1/destinations/${created.id}`, {
+        ordering: 'endpoint',
+        rateLimitPerSecond: 5,
+      });
+      assert.equal(steered.status, 200, steered.text);
+      assert.equal((await call(tenant, 'POST', `/core/v1/destinations/${created.id}/pause`)).status, 200);
+      made.push(created);
+    }
+    for (let amount = 0; amount < 8; amount++) await publish(tenant, amount);
+    for (const created of made) {
+      const held = await deliveries(tenant, created.id);
+      assert.equal(held.length, 8);
+      assert.ok(
+        held.every((d) => d.state === 'pending' && d.attempts.length === 0),
+        `${created.type} held`,
+      );
+    }
+    for (const created of made) await call(tenant, 'POST', `/core/v1/destinations/${created.id}/resume`);
+    for (const created of made) {
+      await eventually(
+        async () => (await deliveries(tenant, created.id)).every((d) => d.state === 'delivered'),
+        20_000,
+      );
+    }
+    const amounts = (bodies: string[]) =>
+      bodies.map((body) => (JSON.parse(body) as { data: { amount: number } }).data.amount);
+    const inOrder = [0, 1, 2, 3, 4, 5, 6, 7];
+    assert.deepEqual(amounts((await mq.take()).map((m) => m.body)), inOrder, 'rabbitmq in publish order');
+    assert.deepEqual(amounts((await redis.entries()).map((e) => e.body)), inOrder, 'redis in publish order');
+    assert.deepEqual(amounts((await nats.messages()).map((m) => m.body)), inOrder, 'nats in publish order');
+    const polled = (await call(tenant, 'GET', `/core/v1/destinations/${made[3]?.id}/messages`)).body.data as {
+      payload: { data: { amount: number } };
+    }[];
+    assert.deepEqual(
+      polled.map((m) => m.payload.data.amount),
+      inOrder,
+      'the feed in publish order',
+    );
+    // At most 5 a second: any 6 attempts in a row to one destination span about a second or more.
+    for (const created of made) {
+      const started = (await deliveries(tenant, created.id))
+        .flatMap((d) => d.attempts.map((a) => Date.parse((a as Attempt & { startedAt: string }).startedAt)))
+        .sort((a, b) => a - b);
+      for (let i = 0; i + 5 < started.length; i++) {
+        const span = (started[i + 5] as number) - (started[i] as number);
+        assert.ok(span >= 800, `${created.type}: 6 attempts within ${span} ms at 5 a second`);
+      }
+    }
+  });
 });

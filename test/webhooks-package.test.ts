@@ -6,6 +6,14 @@ import { after, describe, test } from 'node:test';
 import { verifyWebhook, WebhookVerificationError } from '@platform-core/webhooks';
 import { freePort, spawnNode } from '../support/process.ts';
 import { startService, type Tenant } from './helpers/app.ts';
+import {
+  NATS_URL,
+  natsStream,
+  RABBITMQ_URL,
+  REDIS_URL,
+  rabbitmqQueue,
+  redisStream,
+} from './helpers/brokers.ts';
 import { startReceiver } from './helpers/receiver.ts';
 
 const service = await startService({
@@ -83,6 +91,55 @@ describe('@platform-core/webhooks', () => {
       });
       assert.equal(forged.status, 400);
       await receiver.waitFor(/"refused":"no signature matches any of the secrets"/);
+    });
+  }
+
+  /** Each broker's consumer example: the destination it reads, and the environment it runs with. */
+  const CONSUMERS: Record<
+    string,
+    () => Promise<{ type: string; target: object; env: Record<string, string> }>
+  > = {
+    'rabbitmq.mjs': async () => {
+      const mq = await rabbitmqQueue();
+      const target = { url: RABBITMQ_URL, exchange: mq.exchange, routingKey: 'pay' };
+      return { type: 'rabbitmq', target, env: { AMQP_URL: RABBITMQ_URL, QUEUE: mq.queue } };
+    },
+    'redis.mjs': async () => {
+      const redis = await redisStream();
+      const env = { REDIS_URL, STREAM: redis.stream };
+      return { type: 'redis', target: { url: REDIS_URL, stream: redis.stream }, env };
+    },
+    'nats.mjs': async () => {
+      const nats = await natsStream();
+      const env = { NATS_SERVERS: new URL(NATS_URL).host, STREAM: nats.subject.replace(/\.pay$/, '') };
+      return { type: 'nats', target: { url: NATS_URL, subject: nats.subject }, env };
+    },
+    'polling.mjs': async () => ({ type: 'polling', target: {}, env: {} }),
+  };
+
+  for (const [example, setUp] of Object.entries(CONSUMERS)) {
+    test(`the ${example} consumer verifies real messages`, async () => {
+      const tenant = await service.tenant();
+      const { type, target, env } = await setUp();
+      const created = await write(tenant, '/core/v1/destinations', { type, target, eventTypes: ['*'] });
+      assert.equal(created.status, 201, created.text);
+      const consumer = spawnNode(
+        new URL(`../packages/webhooks/examples/${example}`, import.meta.url).pathname,
+        [],
+        {
+          PATH: process.env.PATH,
+          WEBHOOK_SECRETS: created.body.secret,
+          PLATFORM_URL: service.baseUrl,
+          PLATFORM_API_KEY: tenant.key,
+          DESTINATION_ID: created.body.id,
+          ...env,
+        },
+      );
+      after(() => consumer.stop('SIGKILL'));
+      await consumer.waitFor(/"consuming":/);
+      const eventId = await publish(tenant);
+      await consumer.waitFor(new RegExp(`"verified":"pay.payment.succeeded","id":"${eventId}"`), 20_000);
+      assert.doesNotMatch(consumer.output(), /refused/);
     });
   }
 });
