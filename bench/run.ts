@@ -6,6 +6,7 @@ import { capability } from './capability.ts';
 import { catalogue } from './catalogue.ts';
 import { fairness, orderedDelivery } from './control.ts';
 import { deliveryThroughput, isolation } from './delivery.ts';
+import { destinations } from './destinations.ts';
 import { growth } from './growth.ts';
 import { idempotentWrite } from './idempotent-write.ts';
 import { deliveryLatency } from './latency.ts';
@@ -27,6 +28,7 @@ const SUITE: Record<string, (url: string, embedded: boolean) => Promise<BenchRes
   capability,
   'delivery-throughput': deliveryThroughput,
   'delivery-latency': deliveryLatency,
+  destinations,
   isolation,
   'ordered-delivery': orderedDelivery,
   fairness,

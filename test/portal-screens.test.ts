@@ -31,11 +31,12 @@ const CATALOGUES = { en, fr };
 const say = (language: Language, key: MessageKey, params: Record<string, string | number> = {}) =>
   CATALOGUES[language][key].replace(/\{(\w+)\}/g, (_, name: string) => String(params[name]));
 
-// Receivers shared by every project: one answers 204, one fails while `failing`, one stays paused.
+// Receivers shared by every project: one answers 204, one fails for a project until it is healed, one
+// stays paused. Each project has its own path on them, so projects made at once do not meet.
 const good = await startReceiver();
-let failing = true;
-const flaky = await startReceiver((_received, _index, response) =>
-  response.writeHead(failing ? 500 : 204).end(),
+const healed = new Set<string>();
+const flaky = await startReceiver((received, _index, response) =>
+  response.writeHead(healed.has(received.path) ? 204 : 500).end(),
 );
 const held = await startReceiver();
 
@@ -44,7 +45,6 @@ const held = await startReceiver();
  * endpoint for pay.* that delivers, one for * whose two deliveries are dead, one paused holding two.
  */
 async function fixture(theme: Record<string, string> = { primary: '#1D4ED8' }) {
-  failing = true;
   const tenant = await service.tenant();
   const patched = await service.request('PATCH', `/admin/v1/projects/${tenant.projectId}`, {
     key: operator.key,
@@ -62,7 +62,8 @@ async function fixture(theme: Record<string, string> = { primary: '#1D4ED8' }) {
   const create = async (url: string, eventTypes: string[]) =>
     (await api('POST', '/core/v1/webhook-endpoints', { url, eventTypes })).body.id as string;
   const goodId = await create(`${good.url}/good`, ['pay.*']);
-  const flakyId = await create(`${flaky.url}/flaky`, ['*']);
+  const flakyUrl = `${flaky.url}/flaky/${tenant.projectId.slice(0, 8)}`;
+  const flakyId = await create(flakyUrl, ['*']);
   const heldId = await create(`${held.url}/held`, ['*']);
   await api('POST', `/core/v1/webhook-endpoints/${heldId}/pause`);
   await api('POST', '/core/v1/events', { type: 'pay.payment.succeeded', data: { amount: 4200 } });
@@ -76,7 +77,9 @@ async function fixture(theme: Record<string, string> = { primary: '#1D4ED8' }) {
     const states = (await deliveries(flakyId)).map((d) => d.state);
     return states.length === 2 && states.every((state) => state === 'dead');
   });
-  return { tenant, api, goodId, flakyId, heldId, deliveries };
+  /** The flaky receiver answers this project's deliveries 204 from now on. */
+  const heal = () => healed.add(new URL(flakyUrl).pathname);
+  return { tenant, api, goodId, flakyId, heldId, deliveries, heal };
 }
 type Fixture = Awaited<ReturnType<typeof fixture>>;
 
@@ -126,12 +129,16 @@ async function badgeContrasts(page: Page) {
   return rendered;
 }
 
-/** Runs an action once per language and width, each on a project of its own. */
+/** Runs an action once per language and width, each on a project of its own, all at once. */
 async function everywhere(
   action: (f: Fixture, language: Language, width: number, name: string) => Promise<void>,
 ) {
-  for (const width of WIDTHS)
-    for (const language of LANGUAGES) await action(await fixture(), language, width, `${width}-${language}`);
+  const combinations = WIDTHS.flatMap((width) => LANGUAGES.map((language) => [width, language] as const));
+  await Promise.all(
+    combinations.map(async ([width, language]) =>
+      action(await fixture(), language, width, `${width}-${language}`),
+    ),
+  );
 }
 
 describe('the portal’s screens', () => {
@@ -260,7 +267,7 @@ describe('the portal’s screens', () => {
       assert.equal(await row.getByRole('button', { name: say(language, 'log.retry') }).count(), 0);
       await page.close();
 
-      failing = false;
+      f.heal();
       const { page: flakyPage } = await open(f.tenant, width, language, `/portal/endpoints/${f.flakyId}`);
       // The chart: two failed attempts for each of the two events, in the last 24 hours.
       await flakyPage.getByText(say(language, 'stats.summary', { succeeded: 0, failed: 4 })).waitFor();
@@ -282,7 +289,7 @@ describe('the portal’s screens', () => {
 
   test('send failed events again since…: counted first, then a job shown to its end', async () => {
     await everywhere(async (f, language, width, name) => {
-      failing = false;
+      f.heal();
       const { page } = await open(f.tenant, width, language, `/portal/endpoints/${f.flakyId}`);
       await page.getByRole('heading', { level: 2, name: say(language, 'recover.title') }).waitFor();
       await page.getByRole('button', { name: say(language, 'recover.count') }).click();

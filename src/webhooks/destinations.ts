@@ -8,6 +8,7 @@ import {
   type EndpointDeps,
   type EndpointPatch,
   type ReceiverInput,
+  requireAllowedUrl,
   webhookEndpointService,
 } from './service.ts';
 import { endpointStore } from './store.ts';
@@ -68,6 +69,7 @@ export const destinationService = (work: Work, deps: EndpointDeps) => {
       requireNamed(type, target);
       if (type === 'webhook') {
         if (target.url === undefined) throw invalid('/target/url', 'a webhook target names its url');
+        await requireAllowedUrl(target.url, deps.addresses, '/target/url');
         return endpoints.create(projectId, { ...rest, url: target.url });
       }
       const broker = await checked(type, target);
@@ -89,7 +91,10 @@ export const destinationService = (work: Work, deps: EndpointDeps) => {
       if (!current) throw notFound('destination');
       const type = current.destination_type;
       requireNamed(type, target);
-      if (type === 'webhook') return endpoints.update(projectId, id, { ...rest, url: target.url });
+      if (type === 'webhook') {
+        if (target.url !== undefined) await requireAllowedUrl(target.url, deps.addresses, '/target/url');
+        return endpoints.update(projectId, id, { ...rest, url: target.url });
+      }
       if (type !== 'polling') {
         const kept = current.target as ClearTarget;
         const { hasPassword: _, url: keptUrl, ...names } = kept;

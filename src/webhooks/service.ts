@@ -384,7 +384,8 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
   };
 };
 
-async function requireAllowedUrl(url: string, options: UrlCheckOptions, pointer = '/url') {
+/** A webhook URL under the address policy, or a 400 pointing at where it was given. */
+export async function requireAllowedUrl(url: string, options: UrlCheckOptions, pointer = '/url') {
   const verdict = await checkWebhookUrl(url, options);
   if (!verdict.allowed) {
     throw new PlatformError('WEBHOOK_URL_NOT_ALLOWED', verdict.reason, {

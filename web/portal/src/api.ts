@@ -4,7 +4,7 @@
 import type { components } from '@platform-core/client';
 
 export type Schemas = components['schemas'];
-export type Endpoint = Schemas['WebhookEndpoint'];
+export type Endpoint = Schemas['Destination'];
 export type Deliveries = Schemas['EndpointDeliveries'];
 export type Problem = Schemas['PlatformError'];
 

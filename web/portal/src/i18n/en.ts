@@ -170,6 +170,15 @@ export const en = {
   'log.headers': 'Request headers as sent',
   'types.sendTo': 'Send an example to',
   'types.sentTo': 'An example of {type} was sent to {endpoint}.',
+  'destination.webhook': 'Webhook',
+  'destination.rabbitmq': 'RabbitMQ',
+  'destination.redis': 'Redis stream',
+  'destination.nats': 'NATS JetStream',
+  'destination.polling': 'Feed to poll',
+  'feed.title': 'Messages in the feed',
+  'feed.empty': 'No message in the feed yet.',
+  'feed.next': 'Next messages',
+  'feed.intro': 'What your consumer reads from the cursor it keeps, oldest first.',
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -175,4 +175,13 @@ export const fr: Messages = {
   'log.headers': 'En-têtes de la requête envoyée',
   'types.sendTo': 'Envoyer un exemple à',
   'types.sentTo': 'Un exemple de {type} a été envoyé à {endpoint}.',
+  'destination.webhook': 'Webhook',
+  'destination.rabbitmq': 'RabbitMQ',
+  'destination.redis': 'Flux Redis',
+  'destination.nats': 'NATS JetStream',
+  'destination.polling': 'Flux à interroger',
+  'feed.title': 'Messages du flux',
+  'feed.empty': 'Aucun message dans le flux pour l’instant.',
+  'feed.next': 'Messages suivants',
+  'feed.intro': 'Ce que votre consommateur lit depuis son curseur, du plus ancien au plus récent.',
 };

@@ -47,6 +47,21 @@ export function Badge({ tone, children }: { tone: Tone; children: ComponentChild
   );
 }
 
+/** Where a destination sends, as its developers read it: a URL, a broker's place, or its feed. */
+export function whereOf(t: (key: MessageKey) => string, endpoint: Pick<Endpoint, 'type' | 'target'>) {
+  const { url = '', exchange, routingKey, stream, subject } = endpoint.target;
+  const place = [exchange, routingKey].filter((x) => x !== undefined).join(' → ') || stream || subject;
+  if (endpoint.type === 'webhook') return url;
+  if (endpoint.type === 'polling') return t('destination.polling');
+  return `${t(`destination.${endpoint.type}` as MessageKey)} · ${place} · ${url}`;
+}
+
+/** What the portal calls a destination: its name, else where it sends. */
+export const labelOf = (
+  t: (key: MessageKey) => string,
+  endpoint: Pick<Endpoint, 'name' | 'type' | 'target'>,
+) => endpoint.name ?? whereOf(t, endpoint);
+
 export function EndpointBadge({ endpoint }: { endpoint: Pick<Endpoint, 'active' | 'paused'> }) {
   const { t } = useLocale();
   const state = stateOf(endpoint);

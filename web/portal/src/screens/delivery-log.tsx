@@ -28,7 +28,7 @@ export function DeliveryLog({ endpointId }: { endpointId: string }) {
     if (filter.state) search.set('state', filter.state);
     if (filter.eventType) search.set('eventType', filter.eventType);
     if (after) search.set('cursor', after);
-    return `/core/v1/webhook-endpoints/${endpointId}/deliveries?${search}`;
+    return `/core/v1/destinations/${endpointId}/deliveries?${search}`;
   };
   const refresh = () =>
     call<Deliveries>('GET', query()).then((page) => {

@@ -6,7 +6,7 @@ import { call, type Endpoint } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { navigate } from '../router.ts';
 import { AuthFields, authBody } from './auth-fields.tsx';
-import { Failure, useActionKeys } from './common.tsx';
+import { Failure, labelOf, useActionKeys } from './common.tsx';
 import { fieldError, ReceiverFields, receiverBody, receiverErrors, UrlField } from './receiver-fields.tsx';
 import { TypePicker } from './type-picker.tsx';
 
@@ -34,7 +34,8 @@ export function EndpointSettings({
     setNotJson(receiver.filterInvalid);
     if (receiver.headersInvalid || receiver.filterInvalid) return;
     const body = {
-      url: String(form.get('url') ?? '').trim(),
+      // A webhook's URL is its target's; a broker's target is changed through the API.
+      ...(endpoint.type === 'webhook' ? { target: { url: String(form.get('url') ?? '').trim() } } : {}),
       eventTypes: types,
       rateLimitPerSecond: rate === '' ? null : Number(rate),
       ...receiver.body,
@@ -45,7 +46,7 @@ export function EndpointSettings({
     const idempotencyKey = keys.of(JSON.stringify(body));
     try {
       onSaved(
-        await call<Endpoint>('PATCH', `/core/v1/webhook-endpoints/${endpoint.id}`, { body, idempotencyKey }),
+        await call<Endpoint>('PATCH', `/core/v1/destinations/${endpoint.id}`, { body, idempotencyKey }),
       );
       keys.settle(JSON.stringify(body));
       // The header lines and the secrets were applied: their values are not shown again.
@@ -66,7 +67,7 @@ export function EndpointSettings({
       setFailure(error);
     }
   };
-  const urlError = fieldError(failure, '/url');
+  const urlError = fieldError(failure, '/target/url');
   const rateError = fieldError(failure, '/rateLimitPerSecond');
   const { headersError, nameError, filterError, authError, tlsError, any } = receiverErrors(t, failure, {
     linesInvalid,
@@ -76,7 +77,9 @@ export function EndpointSettings({
     <section aria-labelledby="settings-title">
       <h2 id="settings-title">{t('settings.title')}</h2>
       <form onSubmit={submit} noValidate>
-        <UrlField id="endpoint-url" error={urlError} defaultValue={endpoint.url} />
+        {endpoint.type === 'webhook' && (
+          <UrlField id="endpoint-url" error={urlError} defaultValue={endpoint.target.url} />
+        )}
         <TypePicker value={types} onChange={setTypes} />
         <label for="rate">{t('endpoint.rate')}</label>
         <input
@@ -113,7 +116,7 @@ export function DeleteEndpoint({ endpoint }: { endpoint: Endpoint }) {
   return (
     <section aria-labelledby="danger-title" class="danger-zone">
       <h2 id="danger-title">{t('endpoints.delete')}</h2>
-      <p>{t('endpoints.deleteConfirm', { url: endpoint.url })}</p>
+      <p>{t('endpoints.deleteConfirm', { url: labelOf(t, endpoint) })}</p>
       <button type="button" class="danger" onClick={() => setOpen(true)}>
         {t('endpoints.delete')}…
       </button>
@@ -133,7 +136,7 @@ function ConfirmDelete({ endpoint, onClose }: { endpoint: Endpoint; onClose: () 
     cancel.current?.focus();
   }, []);
   const remove = () =>
-    call('DELETE', `/core/v1/webhook-endpoints/${endpoint.id}`, { idempotencyKey: keys.of('delete') }).then(
+    call('DELETE', `/core/v1/destinations/${endpoint.id}`, { idempotencyKey: keys.of('delete') }).then(
       () => navigate('/portal/'),
       (error) => {
         keys.settle('delete', error);
@@ -143,7 +146,7 @@ function ConfirmDelete({ endpoint, onClose }: { endpoint: Endpoint; onClose: () 
   return (
     <dialog ref={dialog} aria-labelledby="delete-title" onClose={onClose}>
       <h2 id="delete-title">{t('endpoints.delete')}</h2>
-      <p>{t('endpoints.deleteConfirm', { url: endpoint.url })}</p>
+      <p>{t('endpoints.deleteConfirm', { url: labelOf(t, endpoint) })}</p>
       <Failure error={failure} />
       <div class="actions">
         <button type="button" class="danger" onClick={remove}>

@@ -17,8 +17,7 @@ export function EndpointStats({ endpointId }: { endpointId: string }) {
   const [stats, setStats] = useState<Stats>();
   const [failure, setFailure] = useState<unknown>();
   useEffect(
-    () =>
-      void call<Stats>('GET', `/core/v1/webhook-endpoints/${endpointId}/stats`).then(setStats, setFailure),
+    () => void call<Stats>('GET', `/core/v1/destinations/${endpointId}/stats`).then(setStats, setFailure),
     [endpointId],
   );
   if (!stats) return <Failure error={failure} />;

@@ -4,11 +4,12 @@ import { useEffect, useState } from 'preact/hooks';
 import { call, type Endpoint, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { follow } from '../router.ts';
-import { EndpointBadge, Failure, useActionKeys } from './common.tsx';
+import { EndpointBadge, Failure, labelOf, useActionKeys, whereOf } from './common.tsx';
 import { DeliveryLog } from './delivery-log.tsx';
 import { freshSecrets } from './endpoint-create.tsx';
 import { DeleteEndpoint, EndpointSettings } from './endpoint-settings.tsx';
 import { EndpointStats } from './endpoint-stats.tsx';
+import { FeedMessages } from './feed.tsx';
 import { Recover } from './recover.tsx';
 import { SendExample } from './send-example.tsx';
 
@@ -19,7 +20,7 @@ export function EndpointScreen({ id }: { id: string }) {
   const [notice, setNotice] = useState<string>();
   const [failure, setFailure] = useState<unknown>();
   const [pending, setPending] = useState(false);
-  const path = `/core/v1/webhook-endpoints/${id}`;
+  const path = `/core/v1/destinations/${id}`;
   const keys = useActionKeys();
   useEffect(() => {
     freshSecrets.delete(id);
@@ -56,8 +57,8 @@ export function EndpointScreen({ id }: { id: string }) {
           ← {t('endpoint.back')}
         </a>
       </p>
-      <h1 tabIndex={-1}>{endpoint.name ?? endpoint.url}</h1>
-      {endpoint.name && <p class="under">{endpoint.url}</p>}
+      <h1 tabIndex={-1}>{labelOf(t, endpoint)}</h1>
+      {endpoint.name && <p class="under">{whereOf(t, endpoint)}</p>}
       {endpoint.description && <p>{endpoint.description}</p>}
       <p class="state">
         <EndpointBadge endpoint={endpoint} />
@@ -117,6 +118,7 @@ export function EndpointScreen({ id }: { id: string }) {
       {notice && <p role="status">{notice}</p>}
       <Failure error={failure} />
       <EndpointStats endpointId={id} />
+      {endpoint.type === 'polling' && <FeedMessages destinationId={id} />}
       <DeliveryLog endpointId={id} />
       <SendExample endpointId={id} />
       <Recover endpointId={id} />

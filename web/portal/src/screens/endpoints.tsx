@@ -5,10 +5,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { call, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { follow } from '../router.ts';
-import { EndpointBadge, Failure } from './common.tsx';
+import { EndpointBadge, Failure, labelOf, whereOf } from './common.tsx';
 import { CreateEndpoint } from './endpoint-create.tsx';
 
-type Listed = Schemas['WebhookEndpointList']['data'][number];
+type Listed = Schemas['DestinationList']['data'][number];
 
 export function EndpointsScreen() {
   const { t, number, percent } = useLocale();
@@ -16,7 +16,7 @@ export function EndpointsScreen() {
   const [failure, setFailure] = useState<unknown>();
   useEffect(
     () =>
-      void call<Schemas['WebhookEndpointList']>('GET', '/core/v1/webhook-endpoints').then(
+      void call<Schemas['DestinationList']>('GET', '/core/v1/destinations').then(
         (r) => setEndpoints(r.data),
         setFailure,
       ),
@@ -51,9 +51,9 @@ export function EndpointsScreen() {
                     href={`/portal/endpoints/${endpoint.id}`}
                     onClick={(e) => follow(e, `/portal/endpoints/${endpoint.id}`)}
                   >
-                    {endpoint.name ?? endpoint.url}
+                    {labelOf(t, endpoint)}
                   </a>
-                  {endpoint.name && <span class="under">{endpoint.url}</span>}
+                  {endpoint.name && <span class="under">{whereOf(t, endpoint)}</span>}
                 </td>
                 <td>
                   <EndpointBadge endpoint={endpoint} />

@@ -9,7 +9,7 @@ import { SendTypeExample } from './type-example.tsx';
 import { describeType, eventTypes } from './type-picker.tsx';
 
 type EventType = Schemas['EventType'];
-type Listed = Schemas['WebhookEndpointList']['data'][number];
+type Listed = Schemas['DestinationList']['data'][number];
 
 /** The types by their first word (pay, shop, core): the project's groups first, the platform's last. */
 function grouped(types: EventType[]) {
@@ -30,7 +30,7 @@ export function EventTypesScreen() {
   useEffect(() => void eventTypes().then(setTypes, setFailure), []);
   useEffect(
     () =>
-      void call<Schemas['WebhookEndpointList']>('GET', '/core/v1/webhook-endpoints').then(
+      void call<Schemas['DestinationList']>('GET', '/core/v1/destinations').then(
         (r) => setEndpoints(r.data),
         () => {}, // the catalogue reads without them; only "send an example" needs them
       ),

@@ -4,7 +4,7 @@ import { call, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { indentJson, memberText } from '../json-text.ts';
 import { follow } from '../router.ts';
-import { DeliveriesHead, DeliveryBadge, Failure } from './common.tsx';
+import { DeliveriesHead, DeliveryBadge, Failure, labelOf } from './common.tsx';
 
 type Event = Schemas['Event'];
 
@@ -20,8 +20,8 @@ export function EventScreen({ id }: { id: string }) {
   const [names, setNames] = useState(new Map<string, string>());
   useEffect(
     () =>
-      void call<Schemas['WebhookEndpointList']>('GET', '/core/v1/webhook-endpoints').then(
-        (r) => setNames(new Map(r.data.map((e) => [e.id, e.name ?? e.url]))),
+      void call<Schemas['DestinationList']>('GET', '/core/v1/destinations').then(
+        (r) => setNames(new Map(r.data.map((e) => [e.id, labelOf(t, e)]))),
         () => {}, // the deliveries still show, by the endpoint's id
       ),
     [],

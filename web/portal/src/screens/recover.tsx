@@ -23,7 +23,7 @@ export function Recover({ endpointId }: { endpointId: string }) {
   const [failure, setFailure] = useState<unknown>();
   const keys = useActionKeys();
   const body = (dryRun: boolean) => ({ states: ['dead'], since: new Date(since).toISOString(), dryRun });
-  const path = `/core/v1/webhook-endpoints/${endpointId}/recover`;
+  const path = `/core/v1/destinations/${endpointId}/recover`;
   const count = async (event: SubmitEvent) => {
     event.preventDefault();
     setFailure(undefined);

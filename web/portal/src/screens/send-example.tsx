@@ -35,7 +35,7 @@ export function SendExample({ endpointId }: { endpointId: string }) {
     setSent(false);
     setFailure(undefined);
     try {
-      await call('POST', `/core/v1/webhook-endpoints/${endpointId}/test`, {
+      await call('POST', `/core/v1/destinations/${endpointId}/test`, {
         body: { eventType: chosen },
         idempotencyKey: keys.of(action),
       });

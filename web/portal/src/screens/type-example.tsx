@@ -3,9 +3,9 @@
 import { useState } from 'preact/hooks';
 import { call, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
-import { Failure, useActionKeys } from './common.tsx';
+import { Failure, labelOf, useActionKeys } from './common.tsx';
 
-type Listed = Schemas['WebhookEndpointList']['data'][number];
+type Listed = Schemas['DestinationList']['data'][number];
 
 export function SendTypeExample({ type, endpoints }: { type: string; endpoints: Listed[] }) {
   const { t } = useLocale();
@@ -21,14 +21,13 @@ export function SendTypeExample({ type, endpoints }: { type: string; endpoints: 
     setSent(undefined);
     setFailure(undefined);
     try {
-      await call('POST', `/core/v1/webhook-endpoints/${endpointId}/test`, {
+      await call('POST', `/core/v1/destinations/${endpointId}/test`, {
         body: { eventType: type },
         idempotencyKey: keys.of(action),
       });
       keys.settle(action);
-      setSent(
-        endpoints.find((e) => e.id === endpointId)?.name ?? endpoints.find((e) => e.id === endpointId)?.url,
-      );
+      const to = endpoints.find((e) => e.id === endpointId);
+      setSent(to && labelOf(t, to));
     } catch (error) {
       keys.settle(action, error);
       setFailure(error);
@@ -40,7 +39,7 @@ export function SendTypeExample({ type, endpoints }: { type: string; endpoints: 
       <select id={id} name="endpoint">
         {endpoints.map((endpoint) => (
           <option key={endpoint.id} value={endpoint.id}>
-            {endpoint.name ?? endpoint.url}
+            {labelOf(t, endpoint)}
           </option>
         ))}
       </select>

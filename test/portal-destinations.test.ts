@@ -1,0 +1,72 @@
+// Destinations in the portal, in Chromium against the real service: the list names each by its type and
+// where it sends, a polling destination's screen shows its feed, a broker's shows its log in the broker's
+// words; in English and French, at 390 and 1280 px, with axe and no sideways page.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { en } from '../web/portal/src/i18n/en.ts';
+import { fr } from '../web/portal/src/i18n/fr.ts';
+import { startService } from './helpers/app.ts';
+import { REDIS_URL, redisStream } from './helpers/brokers.ts';
+import { accessibilityViolations, screenshot, startBrowser } from './helpers/browser.ts';
+import { eventually } from './helpers/receiver.ts';
+
+const service = await startService({
+  env: { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1', PLATFORM_WORKER_POLL_MS: '100' },
+  worker: true,
+});
+const operator = await service.operator();
+const browser = await startBrowser();
+let n = 0;
+const idem = () => ({ 'idempotency-key': `portal-destinations-${++n}` });
+
+describe('destinations in the portal', () => {
+  test('listed by type and place; a feed and a broker’s log on their screens, in both languages', async () => {
+    const tenant = await service.tenant();
+    await service.request('PATCH', `/admin/v1/projects/${tenant.projectId}`, {
+      key: operator.key,
+      headers: { ...idem(), 'content-type': 'application/merge-patch+json' },
+      body: { languages: ['en', 'fr'] },
+    });
+    const api = (method: string, path: string, body?: unknown) =>
+      service.request(method, path, { key: tenant.key, headers: idem(), body });
+    const redis = await redisStream();
+    const feed = (
+      await api('POST', '/core/v1/destinations', { type: 'polling', target: {}, eventTypes: ['*'] })
+    ).body.id as string;
+    const stream = await api('POST', '/core/v1/destinations', {
+      type: 'redis',
+      target: { url: REDIS_URL, stream: redis.stream },
+      eventTypes: ['*'],
+      name: 'Orders stream',
+    });
+    assert.equal(stream.status, 201, stream.text);
+    await api('POST', '/core/v1/events', { type: 'pay.payment.succeeded', data: { amount: 1 } });
+    await eventually(async () => (await redis.entries()).length === 1);
+    for (const [language, words] of [
+      ['en', en],
+      ['fr', fr],
+    ] as const) {
+      for (const width of [390, 1280]) {
+        const minted = await api('POST', '/core/v1/portal-sessions', { language });
+        const page = await browser.newPage({ viewport: { width, height: 900 } });
+        await page.goto(minted.body.url);
+        await page.getByRole('link', { name: 'Orders stream' }).waitFor();
+        await page.getByText(`${words['destination.redis']} · ${redis.stream} · ${REDIS_URL}`).waitFor();
+        const scrollWidth = Number(await page.evaluate('document.documentElement.scrollWidth'));
+        assert.ok(scrollWidth <= width, `the list is ${scrollWidth} px wide at ${width}`);
+        assert.deepEqual(await accessibilityViolations(page), [], 'axe on the list');
+        await screenshot(page, `destinations-${width}-${language}`);
+        await page.getByRole('link', { name: words['destination.polling'] }).click();
+        await page.getByRole('heading', { level: 2, name: words['feed.title'] }).waitFor();
+        await page.locator('ul.feed li a', { hasText: 'pay.payment.succeeded' }).waitFor();
+        assert.deepEqual(await accessibilityViolations(page), [], 'axe on the feed');
+        await screenshot(page, `destination-feed-${width}-${language}`);
+        await page.goto(`${service.baseUrl}/portal/`);
+        await page.getByRole('link', { name: 'Orders stream' }).click();
+        await page.locator('table.log tbody tr[data-state="delivered"]').first().waitFor();
+        await page.close();
+      }
+    }
+    assert.ok(feed);
+  });
+});
