@@ -10,15 +10,8 @@ import { checkHost, MAX_URL_LENGTH, type UrlCheckOptions } from './address-polic
 
 export { type ClearTarget, DESTINATION_TYPES, type DestinationType };
 
-/** A target as given. */
-export interface TargetInput {
-  url?: string;
-  exchange?: string;
-  routingKey?: string;
-  stream?: string;
-  maxLen?: number;
-  subject?: string;
-}
+/** A target as given: what is kept, its URL with the password still in it. */
+export type TargetInput = Omit<ClearTarget, 'hasPassword'>;
 
 /** The schemes each broker takes; the second of each is over TLS. */
 const SCHEMES: Record<Exclude<DestinationType, 'webhook' | 'polling'>, string[]> = {
