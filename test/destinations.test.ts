@@ -219,6 +219,7 @@ describe('destinations on real brokers', () => {
         data: { eventId: string; type: string; payload: { id: string; data: { amount: number } } }[];
         nextCursor: string;
       };
+    await eventually(async () => (await page('?limit=10')).data.length === 5); // every append visible
     const first = await page('?limit=3');
     assert.equal(first.data.length, 3);
     const second = await page(`?limit=3&cursor=${first.nextCursor}`);
@@ -389,9 +390,12 @@ describe('destinations on real brokers', () => {
     assert.deepEqual(amounts((await mq.take()).map((m) => m.body)), inOrder, 'rabbitmq in publish order');
     assert.deepEqual(amounts((await redis.entries()).map((e) => e.body)), inOrder, 'redis in publish order');
     assert.deepEqual(amounts((await nats.messages()).map((m) => m.body)), inOrder, 'nats in publish order');
-    const polled = (await call(tenant, 'GET', `/core/v1/destinations/${made[3]?.id}/messages`)).body.data as {
-      payload: { data: { amount: number } };
-    }[];
+    // The feed shows what every running transaction can see: the last appends may wait for one to end.
+    type Polled = { payload: { data: { amount: number } } }[];
+    const read = async () =>
+      (await call(tenant, 'GET', `/core/v1/destinations/${made[3]?.id}/messages`)).body.data as Polled;
+    await eventually(async () => (await read()).length === 8);
+    const polled = await read();
     assert.deepEqual(
       polled.map((m) => m.payload.data.amount),
       inOrder,
