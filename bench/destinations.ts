@@ -223,9 +223,10 @@ async function feedFigure(
       let read = 0;
       for (;;) {
         const { rows } = await client.query(
-          `select xid::text, seq::text, event_id, event_type, event_created_at, payload from destination_messages
-            where project_id = $1 and endpoint_id = $2 and (xid, seq) > ($3::xid8, $4::bigint)
-            order by xid, seq limit $5`,
+          `select m.xid::text, m.seq::text, m.event_id, m.event_type, m.event_created_at, m.payload
+             from destination_messages m
+            where m.project_id = $1 and m.endpoint_id = $2 and (m.xid, m.seq) > ($3::xid8, $4::bigint)
+            order by m.xid, m.seq limit $5`,
           [tenant.projectId, id, after[0], after[1], PAGE],
         );
         read += rows.length;

@@ -51,12 +51,14 @@ export const feedStore = (db: Db) => ({
   async read(projectId: string, endpointId: string, after: FeedCursor, limit: number) {
     const { rows } = await db.query<FeedRow>({
       name: 'feed-read',
-      text: `select xid::text, seq::text, event_id, event_type, event_created_at, payload
-               from destination_messages
-              where project_id = $1 and endpoint_id = $2
-                and (xid, seq) > ($3::xid8, $4::bigint)
-                and xid < pg_snapshot_xmin(pg_current_snapshot())
-              order by xid, seq
+      // Ordered by the columns, not the text the answer takes of them (an output name wins in ORDER BY:
+      // ordered as text, transaction 1009 came before 982).
+      text: `select m.xid::text, m.seq::text, m.event_id, m.event_type, m.event_created_at, m.payload
+               from destination_messages m
+              where m.project_id = $1 and m.endpoint_id = $2
+                and (m.xid, m.seq) > ($3::xid8, $4::bigint)
+                and m.xid < pg_snapshot_xmin(pg_current_snapshot())
+              order by m.xid, m.seq
               limit $5`,
       values: [projectId, endpointId, after.xid, after.seq, limit],
     });
