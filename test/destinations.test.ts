@@ -346,6 +346,28 @@ describe('destinations on real brokers', () => {
     assert.equal((await mq.take()).length, 1, 'the kept password still connects');
   });
 
+  test('a new URL opens a new connection; the old one’s end never takes the new one down', async () => {
+    const tenant = await service.tenant();
+    const redis = await redisStream();
+    const created = await destination(tenant, 'redis', { url: REDIS_URL, stream: redis.stream });
+    await publish(tenant, 1);
+    await eventually(async () => (await deliveries(tenant, created.id))[0]?.state === 'delivered');
+    const moved = await call(tenant, 'PATCH', `/core/v1/destinations/${created.id}`, {
+      target: { url: 'redis://localhost:6379' },
+    });
+    assert.equal(moved.status, 200, moved.text);
+    for (let amount = 2; amount <= 4; amount++) {
+      await publish(tenant, amount);
+      await eventually(async () =>
+        (await deliveries(tenant, created.id)).every((d) => d.state === 'delivered'),
+      );
+    }
+    const all = await deliveries(tenant, created.id);
+    assert.equal(all.length, 4);
+    for (const delivery of all) assert.equal(delivery.attempts.length, 1, JSON.stringify(delivery.attempts));
+    assert.equal((await redis.entries()).length, 4);
+  });
+
   test('pause, ordering and rate hold for every type: held while paused, then in publish order at the rate', async () => {
     const tenant = await service.tenant();
     const mq = await rabbitmqQueue();

@@ -46,6 +46,8 @@ interface Held<C> {
   /** what the connection was opened for (the target's URL and names): another one opens another */
   key: string;
   connection: Promise<C>;
+  /** the connection, once open */
+  open?: C;
   usedAt: number;
 }
 
@@ -79,16 +81,25 @@ export class Connections<C> {
       return Promise.reject(new Error(`${waiting.reason} (connecting again in ${seconds} s)`));
     }
     const connection = open();
-    this.held.set(destinationId, { key, connection, usedAt: now });
+    const entry: Held<C> = { key, connection, usedAt: now };
+    this.held.set(destinationId, entry);
     connection.then(
-      () => this.backoff.delete(destinationId),
-      (error: Error) => this.broken(destinationId, error.message),
+      (opened) => {
+        entry.open = opened;
+        this.backoff.delete(destinationId);
+      },
+      (error: Error) => this.broken(destinationId, error.message, connection),
     );
     return connection;
   }
 
-  /** The destination's connection failed: it is closed and forgotten, and the next waits a back-off. */
-  broken(destinationId: string, reason: string) {
+  /**
+   * The destination's connection `which` failed: it is closed and forgotten, and the next waits a back-off.
+   * One no longer held (closed here when idle or retargeted, whose end is heard after) changes nothing.
+   */
+  broken(destinationId: string, reason: string, which: C | Promise<C>) {
+    const held = this.held.get(destinationId);
+    if (!held || (held.open !== which && held.connection !== which)) return;
     this.forget(destinationId);
     const ms = Math.min((this.backoff.get(destinationId)?.ms ?? FIRST_BACKOFF_MS / 2) * 2, MOST_BACKOFF_MS);
     this.backoff.set(destinationId, { until: Date.now() + ms, ms, reason });

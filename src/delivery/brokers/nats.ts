@@ -37,7 +37,9 @@ export function natsDestination(options: {
     });
     void connection
       .closed()
-      .then((error) => links.broken(destinationId, error ? error.message : 'the connection to NATS closed'));
+      .then((error) =>
+        links.broken(destinationId, error ? error.message : 'the connection to NATS closed', connection),
+      );
     return connection;
   };
 

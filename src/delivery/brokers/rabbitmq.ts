@@ -43,8 +43,8 @@ export function rabbitmqDestination(options: {
     );
     const link: Link = { model, channel: null, closedFor: null, returned: new Map() };
     // A connection that fails or closes is let go of; the next send opens another after a back-off.
-    model.on('error', (error: Error) => links.broken(destinationId, brokerWords(error)));
-    model.on('close', () => links.broken(destinationId, 'the broker closed the connection'));
+    model.on('error', (error: Error) => links.broken(destinationId, brokerWords(error), link));
+    model.on('close', () => links.broken(destinationId, 'the broker closed the connection', link));
     return link;
   };
 

@@ -36,8 +36,8 @@ export function redisDestination(options: {
       maxRetriesPerRequest: 0,
       enableOfflineQueue: false,
     });
-    client.on('error', (error: Error) => clients.broken(destinationId, error.message));
-    client.on('end', () => clients.broken(destinationId, 'the connection to Redis ended'));
+    client.on('error', (error: Error) => clients.broken(destinationId, error.message, client));
+    client.on('end', () => clients.broken(destinationId, 'the connection to Redis ended', client));
     await client.connect();
     return client;
   };
