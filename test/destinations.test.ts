@@ -316,7 +316,7 @@ describe('destinations on real brokers', () => {
         eventTypes: ['*'],
       }),
       400,
-      'WEBHOOK_URL_NOT_ALLOWED',
+      'VALIDATION_FAILED',
     );
     const deleted = await call(tenant, 'DELETE', `/core/v1/destinations/${polling.id}`);
     assert.equal(deleted.status, 204);

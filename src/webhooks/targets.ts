@@ -55,7 +55,11 @@ export async function checkBrokerTarget(
   const verdict = await checkHost(url.hostname, options);
   if (!verdict.allowed) throw refuse(verdict.reason);
   for (const name of NAMES[type]) {
-    if (input[name] === undefined) throw refuse(`a ${type} target names its ${name}`, `/target/${name}`);
+    if (input[name] !== undefined) continue;
+    const detail = `a ${type} target names its ${name}`;
+    throw new PlatformError('VALIDATION_FAILED', detail, {
+      errors: [{ pointer: `/target/${name}`, detail }],
+    });
   }
   const password = url.password ? decodeURIComponent(url.password) : null;
   url.password = '';

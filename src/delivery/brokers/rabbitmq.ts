@@ -50,6 +50,7 @@ export function rabbitmqDestination(options: {
 
   const channelOf = (link: Link) => {
     link.channel ??= link.model.createConfirmChannel().then((channel) => {
+      link.closedFor = null; // a new channel: what closed the last one no longer speaks for it
       channel.on('error', (error: Error) => {
         link.closedFor = brokerWords(error);
       });
