@@ -47,6 +47,7 @@ import { capabilityProjectRoutes } from './routes/capability/projects.ts';
 import { reservationRoutes } from './routes/capability/reservations.ts';
 import { capabilityUsageRoutes } from './routes/capability/usage.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
+import { destinationMessageRoutes } from './routes/destination-messages.ts';
 import { destinationRoutes } from './routes/destinations.ts';
 import { endpointActionRoutes } from './routes/endpoint-actions.ts';
 import { endpointStatsRoutes } from './routes/endpoint-stats.ts';
@@ -226,6 +227,7 @@ export async function buildApp(context: Context, servicesOf: (work: Work) => Ser
     endpointActionRoutes,
     endpointStatsRoutes,
     destinationRoutes,
+    destinationMessageRoutes,
     eventRoutes,
     eventSendRoutes,
     eventTypeRoutes,

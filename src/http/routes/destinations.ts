@@ -1,13 +1,12 @@
-// Destinations (contract 0.4): made, listed, read and changed here, and a polling one's feed read. Every
+// Destinations (contract 0.4): made, listed, read and changed here (a polling one's feed:
+// destination-messages.ts). Every
 // other sub-route of a destination is a webhook endpoint's, mounted under both (common.ts, MOUNTS).
 import {
   CreateDestinationBodySchema,
   DestinationCreatedSchema,
   DestinationListSchema,
-  DestinationMessagesSchema,
   DestinationPatchSchema,
   DestinationSchema,
-  MessagesQuerySchema,
 } from '../../webhooks/destination-schema.ts';
 import { errorResponses } from '../problems.ts';
 import { IdempotencyHeaders, IdParamsSchema, projectIdOf, ref, routes } from './common.ts';
@@ -16,12 +15,7 @@ const tags = ['destinations'];
 const write = { access: 'webhooks:write' as const };
 const read = { access: 'webhooks:read' as const };
 
-const SCHEMAS = [
-  DestinationSchema,
-  DestinationCreatedSchema,
-  DestinationListSchema,
-  DestinationMessagesSchema,
-];
+const SCHEMAS = [DestinationSchema, DestinationCreatedSchema, DestinationListSchema];
 
 export const destinationRoutes = routes(SCHEMAS, (app) => {
   app.post(
@@ -91,33 +85,5 @@ export const destinationRoutes = routes(SCHEMAS, (app) => {
     },
     async (request) =>
       request.services.destinations.update(projectIdOf(request), request.params.id, request.body),
-  );
-
-  app.get(
-    '/core/v1/destinations/:id/messages',
-    {
-      config: read,
-      schema: {
-        operationId: 'listDestinationMessages',
-        summary: 'A polling destination’s messages after a cursor, in delivery order',
-        description:
-          'Reading changes nothing: the consumer keeps its cursor. An empty page answers the cursor it was given, to poll with again.',
-        tags,
-        params: IdParamsSchema,
-        querystring: MessagesQuerySchema,
-        response: { 200: ref('DestinationMessages'), ...errorResponses(400, 403, 404) },
-      },
-    },
-    async (request, reply) => {
-      const { cursor, limit = 100 } = request.query;
-      const page = await request.services.destinations.messages(
-        projectIdOf(request),
-        request.params.id,
-        cursor,
-        limit,
-      );
-      // The answer is JSON text already (its payloads as stored): sent as it is.
-      return reply.type('application/json').send(page);
-    },
   );
 });
