@@ -16,7 +16,7 @@ import { LANE_LOCK } from './lanes.ts';
 import { DECIDED, LEASE, LEASED } from './lease.ts';
 import { LOOKAHEAD_S, type Paced, pace } from './pacing.ts';
 import { daysOf } from './retention.ts';
-import type { ClaimedDelivery, Run } from './run.ts';
+import { type DueEndpoint, type Leased, type Run, withBodies } from './run.ts';
 
 /**
  * How many deliveries one claim may lease behind the heads of ordered lanes, shared among them (at least
@@ -26,7 +26,8 @@ import type { ClaimedDelivery, Run } from './run.ts';
  */
 const RUN_BUDGET = 1000;
 
-interface Due {
+/** A due delivery, with its endpoint's state and what its send needs of the endpoint. */
+interface Due extends DueEndpoint {
   project_id: string;
   id: string;
   /** where its queue row is: the lease finds it there, without a second lookup by key */
@@ -43,18 +44,6 @@ interface Due {
   active: boolean | null;
   paused: boolean | null;
   rate: number | null;
-  /** the endpoint's address and sealed secrets, as the send needs them (null when it is gone) */
-  url: string | null;
-  active_secret: Buffer | null;
-  previous_secret: Buffer | null;
-  headers_sealed: Buffer | null;
-  auth: ClaimedDelivery['auth'];
-  auth_secret_sealed: Buffer | null;
-  tls_certificate: string | null;
-  tls_key_sealed: Buffer | null;
-  destination_type: ClaimedDelivery['destination_type'];
-  target: ClaimedDelivery['target'];
-  target_secret_sealed: Buffer | null;
   now: number;
   head_id?: string;
 }
@@ -374,62 +363,4 @@ async function apply(
   );
   const endpoints = new Map(claims.map(({ due }) => [due.id, due]));
   return withBodies(rows, endpoints);
-}
-
-/**
- * A leased row as the claim returns it: an event's type and payload on its first delivery only, its
- * endpoint's address, secrets and headers not yet (they are on its due row).
- */
-/** What a send needs of its endpoint, read from its due row. */
-type SendNeeds =
-  | 'url'
-  | 'active_secret'
-  | 'previous_secret'
-  | 'headers_sealed'
-  | 'auth'
-  | 'auth_secret_sealed'
-  | 'tls_certificate'
-  | 'tls_key_sealed'
-  | 'destination_type'
-  | 'target'
-  | 'target_secret_sealed'
-  | 'event_type';
-
-type Leased = Omit<ClaimedDelivery, SendNeeds> & {
-  first: boolean;
-  type: string | null;
-  data: string | null;
-};
-
-/**
- * The leased deliveries with their bodies, one per event, shared, and their endpoints' address and secrets
- * from their due rows (`dues`, by id). One whose event was not found is left out, as a join would leave
- * it: its lease ends and a later claim sees it again.
- */
-function withBodies(rows: Leased[], dues: Map<string, Due>): ClaimedDelivery[] {
-  const bodies = new Map<string, { body: Buffer; type: string }>();
-  for (const row of rows) {
-    if (!row.first || row.type === null) continue;
-    const body = `{"id":${JSON.stringify(row.event_id)},"type":${JSON.stringify(row.type)},"timestamp":"${row.event_created_at.toISOString()}","data":${row.data}}`;
-    bodies.set(row.event_id, { body: Buffer.from(body), type: row.type });
-  }
-  return rows.flatMap((row) => {
-    const event = bodies.get(row.event_id);
-    const due = dues.get(row.id);
-    if (event === undefined || due?.url == null || !due.active_secret) return [];
-    const { url, active_secret, previous_secret, headers_sealed } = due;
-    const { auth, auth_secret_sealed, tls_certificate, tls_key_sealed } = due;
-    const { destination_type, target, target_secret_sealed } = due;
-    const needs = {
-      url,
-      active_secret,
-      previous_secret,
-      headers_sealed,
-      body: event.body,
-      event_type: event.type,
-    };
-    const credentials = { auth, auth_secret_sealed, tls_certificate, tls_key_sealed };
-    const destination = { destination_type, target, target_secret_sealed };
-    return [Object.assign(row, needs, credentials, destination)];
-  });
 }

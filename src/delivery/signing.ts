@@ -105,7 +105,7 @@ const sameClear = (held: Credentials, sealed: SealedCredentials) =>
   held.oauth?.audience === sealed.auth?.audience;
 
 /** A destination's target as the claim read it: its type, what is in clear, and its password sealed. */
-export interface SealedTarget {
+export interface ClaimedTarget {
   destination_type: DestinationType;
   target: ClearTarget | null;
   target_secret_sealed: Buffer | null;
@@ -119,7 +119,7 @@ export function targetsCache(keyring: Keyring) {
   const entries = new LRUCache<string, { url: string; sealed: Buffer | null; opened: string }>({
     max: CACHED_ENDPOINTS,
   });
-  return (endpointId: string, sealed: SealedTarget): OpenTarget | undefined => {
+  return (endpointId: string, sealed: ClaimedTarget): OpenTarget | undefined => {
     const { destination_type: type, target } = sealed;
     if (type === 'webhook') return undefined;
     const { hasPassword: _, url = '', ...names } = target ?? {};

@@ -50,6 +50,7 @@ import { deliveryRoutes } from './routes/deliveries.ts';
 import { destinationMessageRoutes } from './routes/destination-messages.ts';
 import { destinationRoutes } from './routes/destinations.ts';
 import { endpointActionRoutes } from './routes/endpoint-actions.ts';
+import { endpointSecretRoutes } from './routes/endpoint-secrets.ts';
 import { endpointStatsRoutes } from './routes/endpoint-stats.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
 import { eventSendRoutes } from './routes/event-sends.ts';
@@ -61,6 +62,7 @@ import { portalPageRoutes } from './routes/portal-pages.ts';
 import { portalSessionCookieRoutes } from './routes/portal-session.ts';
 import { portalSessionRoutes } from './routes/portal-sessions.ts';
 import { projectRoutes } from './routes/projects.ts';
+import { recoveryRoutes } from './routes/recovery.ts';
 import { subjectRoutes } from './routes/subjects.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { registerServices } from './services.ts';
@@ -225,6 +227,7 @@ export async function buildApp(context: Context, servicesOf: (work: Work) => Ser
     subjectRoutes,
     endpointRoutes,
     endpointActionRoutes,
+    endpointSecretRoutes,
     endpointStatsRoutes,
     destinationRoutes,
     destinationMessageRoutes,
@@ -232,6 +235,7 @@ export async function buildApp(context: Context, servicesOf: (work: Work) => Ser
     eventSendRoutes,
     eventTypeRoutes,
     deliveryRoutes,
+    recoveryRoutes,
     usageRoutes,
     portalSessionRoutes(() => publicUrl(app, context.config.publicUrl)),
     portalSessionCookieRoutes(context.config.publicUrl),

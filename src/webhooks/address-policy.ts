@@ -4,6 +4,7 @@
 // cannot turn a delivery inward.
 import { promises as dns } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
+import { PlatformError } from '../lib/errors.ts';
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -144,6 +145,16 @@ export async function checkWebhookUrl(raw: string, options: UrlCheckOptions): Pr
  * Whether a host may be sent to: an IP literal by its address, a name by every address it resolves to
  * (and never a name only an internal network has). Anything, with PLATFORM_WEBHOOK_ALLOW_PRIVATE=1.
  */
+/** A webhook URL under the address policy, or a 400 pointing at where it was given. */
+export async function requireAllowedUrl(url: string, options: UrlCheckOptions, pointer = '/url') {
+  const verdict = await checkWebhookUrl(url, options);
+  if (!verdict.allowed) {
+    throw new PlatformError('WEBHOOK_URL_NOT_ALLOWED', verdict.reason, {
+      errors: [{ pointer, detail: verdict.reason }],
+    });
+  }
+}
+
 export async function checkHost(hostname: string, options: UrlCheckOptions): Promise<Verdict> {
   if (options.allowPrivate) return ALLOWED;
   const host = hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');

@@ -12,7 +12,7 @@ import { write } from '../idempotency/write.ts';
 import type { Keyring } from '../lib/crypto.ts';
 import { notFound, PlatformError } from '../lib/errors.ts';
 import type { CapabilityRegistry } from '../registry.ts';
-import { checkWebhookUrl, type UrlCheckOptions } from './address-policy.ts';
+import { requireAllowedUrl, type UrlCheckOptions } from './address-policy.ts';
 import {
   type AuthInput,
   type AuthPublic,
@@ -31,15 +31,9 @@ import {
   requireAllowedHeaders,
   sealHeaders,
 } from './headers.ts';
+import { type EndpointChange, type EndpointRow, newEndpointRow } from './rows.ts';
 import { newSecret } from './secrets.ts';
-import {
-  DELETED,
-  ENDPOINTS_PER_PROJECT,
-  type EndpointChange,
-  type EndpointRow,
-  endpointStore,
-  newEndpointRow,
-} from './store.ts';
+import { DELETED, ENDPOINTS_PER_PROJECT, endpointStore } from './store.ts';
 import { type ClearTarget, type DestinationType, sealPassword, shownTarget } from './targets.ts';
 
 export interface WebhookEndpoint {
@@ -383,16 +377,6 @@ export const webhookEndpointService = ({ db, hooks, audit }: Work, deps: Endpoin
     },
   };
 };
-
-/** A webhook URL under the address policy, or a 400 pointing at where it was given. */
-export async function requireAllowedUrl(url: string, options: UrlCheckOptions, pointer = '/url') {
-  const verdict = await checkWebhookUrl(url, options);
-  if (!verdict.allowed) {
-    throw new PlatformError('WEBHOOK_URL_NOT_ALLOWED', verdict.reason, {
-      errors: [{ pointer, detail: verdict.reason }],
-    });
-  }
-}
 
 /** An authorization header of the endpoint's own is the token's place once it has client credentials. */
 function requireNoAuthorization(headerNames: string[], hasAuth: boolean) {

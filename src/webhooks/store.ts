@@ -2,32 +2,10 @@ import type { Db, SoleWrite } from '../db/database.ts';
 import { DELIVERIES_CHANNEL } from '../delivery-store/channel.ts';
 import { resetDeadStreak, resetRateState } from '../delivery-store/endpoint-state.ts';
 import { CANCEL_WITH_DELETION, waitingOf } from '../delivery-store/enqueue.ts';
-import type { AuthPublic } from './credentials.ts';
+import type { EndpointChange, EndpointRow, NewEndpoint, SealedTarget } from './rows.ts';
 import type { ClearTarget, DestinationType } from './targets.ts';
 
 export const ENDPOINTS_PER_PROJECT = 20;
-
-export interface EndpointRow {
-  id: string;
-  url: string;
-  event_types: string[];
-  active: boolean;
-  paused: boolean;
-  rate_limit_per_second: number | null;
-  ordering: 'none' | 'endpoint' | 'key';
-  waiting: number;
-  has_previous_secret: boolean;
-  name: string | null;
-  description: string | null;
-  metadata: Record<string, string>;
-  header_names: string[];
-  filter: Record<string, unknown> | null;
-  auth: AuthPublic | null;
-  tls_certificate: string | null;
-  destination_type: DestinationType;
-  target: ClearTarget | null;
-  created_at: Date;
-}
 
 /** An endpoint's record, with how many of its deliveries are pending (its queue rows). */
 const RECORD = `id, url, event_types, active, paused, rate_limit_per_second, ordering,
@@ -37,66 +15,6 @@ const RECORD = `id, url, event_types, active, paused, rate_limit_per_second, ord
 
 /** Why a deleted endpoint's pending deliveries were cancelled. */
 export const DELETED = 'endpoint deleted';
-
-/** A new endpoint, its id, secret and time made by the service. */
-export interface NewEndpoint {
-  id: string;
-  url: string;
-  eventTypes: string[];
-  sealedSecret: Buffer;
-  createdAt: Date;
-  name: string | null;
-  description: string | null;
-  metadata: Record<string, string>;
-  headerNames: string[];
-  sealedHeaders: Buffer | null;
-  /** the filter as given, and compiled (webhooks/filter.ts); null for none */
-  filter: { pattern: Record<string, unknown>; path: string } | null;
-  auth: SealedAuth | null;
-  tls: SealedTls | null;
-}
-
-/** A destination's target that is not a webhook's: kept in clear, and the password of its URL sealed. */
-export interface SealedTarget {
-  type: Exclude<DestinationType, 'webhook'>;
-  clear: ClearTarget;
-  sealed: Buffer | null;
-}
-
-/** OAuth client credentials: what is kept in clear, and the client secret sealed. */
-export interface SealedAuth {
-  clear: AuthPublic;
-  sealed: Buffer;
-}
-
-/** A client certificate, and its private key sealed. */
-export interface SealedTls {
-  certificate: string;
-  sealed: Buffer;
-}
-
-/** The row a new endpoint has: its columns' defaults (migrations 0003 and 0012), nothing pending. */
-export const newEndpointRow = (endpoint: NewEndpoint): EndpointRow => ({
-  id: endpoint.id,
-  url: endpoint.url,
-  event_types: endpoint.eventTypes,
-  active: true,
-  paused: false,
-  rate_limit_per_second: null,
-  ordering: 'none',
-  waiting: 0,
-  has_previous_secret: false,
-  name: endpoint.name,
-  description: endpoint.description,
-  metadata: endpoint.metadata,
-  header_names: endpoint.headerNames,
-  filter: endpoint.filter?.pattern ?? null,
-  auth: endpoint.auth?.clear ?? null,
-  tls_certificate: endpoint.tls?.certificate ?? null,
-  destination_type: 'webhook',
-  target: null,
-  created_at: endpoint.createdAt,
-});
 
 /** A slot for one more endpoint of project $1 (of at most $18): the project's count, raised (if `also`). */
 const slot = (also = '') => `slot as (
@@ -147,27 +65,6 @@ const newEndpointValues = (projectId: string, e: NewEndpoint) => [
   e.tls?.certificate ?? null,
   e.tls?.sealed ?? null,
 ];
-
-/** What a PATCH may change (docs/api.md, Steering delivery). */
-export interface EndpointChange {
-  url?: string;
-  eventTypes?: string[];
-  rateLimitPerSecond?: number | null;
-  ordering?: 'none' | 'endpoint' | 'key';
-  active?: boolean;
-  name?: string | null;
-  description?: string | null;
-  /** the whole metadata after the patch's merge */
-  metadata?: Record<string, string>;
-  /** the whole headers after the patch's merge: their names, and their values sealed (null for none) */
-  headers?: { names: string[]; sealed: Buffer | null };
-  /** the filter as given and compiled, or null to remove it */
-  filter?: { pattern: Record<string, unknown>; path: string } | null;
-  /** new client credentials, or null to remove them */
-  auth?: SealedAuth | null;
-  /** a new client certificate, or null to remove it */
-  tls?: SealedTls | null;
-}
 
 export const endpointStore = (db: Db) => ({
   /**

@@ -1,7 +1,7 @@
-// What an endpoint's owner does to it: pause and resume it, cancel what waits, rotate its signing secret
-// and retire the previous one, delete it.
+// What an endpoint's owner does to it: pause and resume it, cancel what waits, delete it. Its signing
+// secret's rotation is endpoint-secrets.ts.
 import { DestinationSchema } from '../../webhooks/destination-schema.ts';
-import { CancelledSchema, WebhookEndpointSchema, WebhookSecretRotatedSchema } from '../../webhooks/schema.ts';
+import { CancelledSchema, WebhookEndpointSchema } from '../../webhooks/schema.ts';
 import { errorResponses } from '../problems.ts';
 import { IdempotencyHeaders, IdParamsSchema, MOUNTS, projectIdOf, ref, routes } from './common.ts';
 
@@ -9,7 +9,7 @@ const config = { access: 'webhooks:write' as const };
 const identified = { headers: IdempotencyHeaders, params: IdParamsSchema };
 const refusals = errorResponses(400, 403, 404, 409, 422);
 
-const SCHEMAS = [WebhookEndpointSchema, DestinationSchema, WebhookSecretRotatedSchema, CancelledSchema];
+const SCHEMAS = [WebhookEndpointSchema, DestinationSchema, CancelledSchema];
 
 export const endpointActionRoutes = routes(SCHEMAS, (app) => {
   for (const { path, record, tag, named } of MOUNTS) {
@@ -49,36 +49,6 @@ export const endpointActionRoutes = routes(SCHEMAS, (app) => {
       },
       async (request) =>
         request.services.webhookEndpoints.cancelPending(projectIdOf(request), request.params.id),
-    );
-
-    app.post(
-      `${path}/:id/rotate-secret`,
-      {
-        config,
-        schema: {
-          ...byId,
-          operationId: named('rotateWebhookSecret', 'rotateDestinationSecret'),
-          summary: 'Make a new secret the active one; the previous one keeps signing until retired',
-          response: { 200: ref('WebhookSecretRotated'), ...refusals },
-        },
-      },
-      async (request) =>
-        request.services.webhookEndpoints.rotateSecret(projectIdOf(request), request.params.id),
-    );
-
-    app.post(
-      `${path}/:id/retire-previous-secret`,
-      {
-        config,
-        schema: {
-          ...byId,
-          operationId: named('retirePreviousWebhookSecret', 'retirePreviousDestinationSecret'),
-          summary: 'End a rotation: the previous secret stops signing',
-          response: { 200: ref(record), ...refusals },
-        },
-      },
-      async (request) =>
-        request.services.webhookEndpoints.retirePreviousSecret(projectIdOf(request), request.params.id),
     );
 
     app.delete(
