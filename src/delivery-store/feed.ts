@@ -13,27 +13,32 @@ export interface FeedEntry {
   payload: string;
 }
 
+/** The JSON object a page answers for an entry: its payload spliced in as sent, never parsed again. */
+export function feedEntry(entry: FeedEntry) {
+  return `{"eventId":"${entry.eventId}","type":${JSON.stringify(entry.eventType)},"timestamp":"${entry.eventCreatedAt.toISOString()}","payload":${entry.payload}}`;
+}
+
 /** Where a consumer is: past the entry of transaction `xid`, number `seq` (both as text; 0 0 before all). */
 export interface FeedCursor {
   xid: string;
   seq: string;
 }
 
-export interface FeedRow {
-  xid: string;
-  seq: string;
-  event_id: string;
-  event_type: string;
-  event_created_at: Date;
-  payload: string;
+/** A page of the feed: its entries as the answer's JSON text, and where the last one stands. */
+export interface FeedPage {
+  /** the entries as JSON objects joined by commas, each payload spliced in as stored */
+  entries: string;
+  last: FeedCursor | null;
 }
+
+type PageRow = { entries: string | null; last: string | null };
 
 export const feedStore = (db: Db) => ({
   /** Appends one delivery to its destination's feed (committed on its own): its number in the feed. */
   async append(entry: FeedEntry) {
     const { rows } = await db.query<{ seq: string }>({
       name: 'feed-append',
-      text: `insert into destination_messages (project_id, endpoint_id, event_id, event_type, event_created_at, payload)
+      text: `insert into destination_messages (project_id, endpoint_id, event_id, event_type, event_created_at, entry)
              values ($1, $2, $3, $4, $5, $6) returning seq`,
       values: [
         entry.projectId,
@@ -41,28 +46,35 @@ export const feedStore = (db: Db) => ({
         entry.eventId,
         entry.eventType,
         entry.eventCreatedAt,
-        entry.payload,
+        feedEntry(entry),
       ],
     });
     return (rows[0] as { seq: string }).seq;
   },
 
-  /** Up to `limit` entries after the cursor, in feed order, of those every running transaction can see. */
-  async read(projectId: string, endpointId: string, after: FeedCursor, limit: number) {
-    const { rows } = await db.query<FeedRow>({
+  /**
+   * Up to `limit` entries after the cursor, in feed order, of those every running transaction can see:
+   * the entries joined as the page's JSON, and where the last one stands (as `xid.seq`).
+   */
+  async read(projectId: string, endpointId: string, after: FeedCursor, limit: number): Promise<FeedPage> {
+    const { rows } = await db.query<PageRow>({
       name: 'feed-read',
-      // Ordered by the columns, not the text the answer takes of them (an output name wins in ORDER BY:
-      // ordered as text, transaction 1009 came before 982).
-      text: `select m.xid::text, m.seq::text, m.event_id, m.event_type, m.event_created_at, m.payload
-               from destination_messages m
-              where m.project_id = $1 and m.endpoint_id = $2
-                and (m.xid, m.seq) > ($3::xid8, $4::bigint)
-                and m.xid < pg_snapshot_xmin(pg_current_snapshot())
-              order by m.xid, m.seq
-              limit $5`,
+      text: `with page as (
+               select m.xid, m.seq, m.entry
+                 from destination_messages m
+                where m.project_id = $1 and m.endpoint_id = $2
+                  and (m.xid, m.seq) > ($3::xid8, $4::bigint)
+                  and m.xid < pg_snapshot_xmin(pg_current_snapshot())
+                order by m.xid, m.seq
+                limit $5)
+             select string_agg(p.entry, ',' order by p.xid, p.seq) as entries,
+                    (select l.xid || '.' || l.seq from page l order by l.xid desc, l.seq desc limit 1) as last
+               from page p`,
       values: [projectId, endpointId, after.xid, after.seq, limit],
     });
-    return rows;
+    const row = rows[0] as PageRow;
+    const [xid = '', seq = ''] = row.last?.split('.') ?? [];
+    return { entries: row.entries ?? '', last: row.last === null ? null : { xid, seq } };
   },
 
   /** Forgets what is older than the history's horizon, a batch at a time: how many. */

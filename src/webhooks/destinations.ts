@@ -4,11 +4,11 @@
 import type { Work } from '../audit/work.ts';
 import { feedStore } from '../delivery-store/feed.ts';
 import { notFound, PlatformError } from '../lib/errors.ts';
+import { requireAllowedUrl } from './address-policy.ts';
 import {
   type EndpointDeps,
   type EndpointPatch,
   type ReceiverInput,
-  requireAllowedUrl,
   webhookEndpointService,
 } from './service.ts';
 import { endpointStore } from './store.ts';
@@ -126,15 +126,9 @@ export const destinationService = (work: Work, deps: EndpointDeps) => {
       if (current.destination_type !== 'polling') {
         throw notFound(`feed: this is a ${current.destination_type} destination, and only a polling one has`);
       }
-      const rows = await feedStore(work.db).read(projectId, id, after, limit);
-      const last = rows.at(-1);
-      // The payloads are spliced in as stored (the body as sent), never parsed and written again.
-      const data = rows.map(
-        (row) =>
-          `{"eventId":"${row.event_id}","type":${JSON.stringify(row.event_type)},"timestamp":"${row.event_created_at.toISOString()}","payload":${row.payload}}`,
-      );
-      const next = last ? encodeCursor(last) : encodeCursor(after);
-      return `{"data":[${data.join(',')}],"nextCursor":"${next}"}`;
+      const page = await feedStore(work.db).read(projectId, id, after, limit);
+      const next = encodeCursor(page.last ?? after);
+      return `{"data":[${page.entries}],"nextCursor":"${next}"}`;
     },
   };
 };
