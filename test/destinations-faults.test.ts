@@ -1,10 +1,14 @@
 // Destinations keep the guarantees of webhooks through faults: 200 events to a RabbitMQ exchange, a Redis
 // stream, a NATS JetStream subject and a polling feed reach every one of them at least once although the
-// worker process is killed with SIGKILL half-way, and although every broker is stopped half-way and
-// started again (the machine's RabbitMQ, private Redis and NATS servers that keep their data on disk).
+// worker process is killed with SIGKILL half-way, although every broker is stopped half-way and started
+// again (the machine's RabbitMQ, private Redis and NATS servers that keep their data on disk), and although
+// PostgreSQL restarts half-way (the embedded server really restarted; a server we do not own cut off
+// through a proxy, as a restart looks to its clients).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { after, describe, test } from 'node:test';
+import { openEmbeddedCluster } from '../src/db/embedded.ts';
 import { stateOf } from '../src/delivery-store/state.ts';
 import { spawnNode } from '../support/process.ts';
 import { startService, TEST_ENCRYPTION_KEY, type Tenant, type TestService } from './helpers/app.ts';
@@ -16,7 +20,9 @@ import {
   rabbitmqQueue,
   redisStream,
 } from './helpers/brokers.ts';
+import { adminUrl, databaseAddress } from './helpers/database.ts';
 import { childEnv } from './helpers/process.ts';
+import { startProxy } from './helpers/proxy.ts';
 import { eventually } from './helpers/receiver.ts';
 
 const EVENTS = 200;
@@ -60,7 +66,10 @@ interface Running {
   natsServer: Awaited<ReturnType<typeof privateNats>>;
 }
 
-async function scenario(interrupt: (running: Running) => Promise<void>) {
+/** How the worker reaches the database: directly, or through a proxy the scenario may cut. */
+type Route = (databaseUrl: string) => Promise<string>;
+
+async function scenario(interrupt: (running: Running) => Promise<void>, route: Route = async (url) => url) {
   const service = await startService({
     env: { PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1', PLATFORM_RATE_LIMIT_PER_SECOND: '0' },
   });
@@ -105,7 +114,7 @@ async function scenario(interrupt: (running: Running) => Promise<void>) {
     }),
   });
   const databaseUrl = service.context.config.databaseUrl as string;
-  const worker = startWorker(databaseUrl);
+  const worker = startWorker(await route(databaseUrl));
   await eventually(
     async () => Object.values(await received()).some((n) => n >= EVENTS / 4),
     60_000,
@@ -151,5 +160,27 @@ describe('destinations: nothing lost', () => {
       execFileSync('rabbitmqctl', ['start_app'], { stdio: 'ignore' });
       await Promise.all([redisServer.start(), natsServer.start()]);
     });
+  });
+
+  test('PostgreSQL restarted half-way: the worker stays up and everything is delivered to each', {
+    timeout: 300_000,
+  }, async () => {
+    const host = new URL(adminUrl()).searchParams.get('host');
+    const dataDir = host?.startsWith('/') ? path.dirname(host) : undefined;
+    let proxy: Awaited<ReturnType<typeof startProxy>> | undefined;
+    const route: Route = async (url) => {
+      if (dataDir) return url;
+      proxy = await startProxy(databaseAddress(url));
+      after(() => proxy?.close());
+      return `postgresql://postgres@127.0.0.1:${proxy.port}${new URL(url).pathname}`;
+    };
+    await scenario(async ({ worker }) => {
+      if (proxy) await proxy.cut();
+      else await (await openEmbeddedCluster(dataDir as string, () => {})).stop();
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      if (proxy) await proxy.restore();
+      else await openEmbeddedCluster(dataDir as string, () => {});
+      assert.equal(worker.child.exitCode, null, `the worker stayed up:\n${worker.output()}`);
+    }, route);
   });
 });

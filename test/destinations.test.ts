@@ -1,8 +1,8 @@
 // Destinations beyond HTTPS (contract 0.4), against the machine's real RabbitMQ, Redis and NATS JetStream:
 // each type delivered and checked by an independent Standard Webhooks verifier (the payload byte for byte,
 // the headers in the transport's own), the broker's answer in the log, a refused message retried then
-// dead with the broker's reason, the polling feed read from a cursor, and what a destination's routes
-// answer (its password never shown, a webhook endpoint's routes not finding a broker's).
+// dead with the broker's reason, the polling feed read from a cursor, a PATCH of a target, and pause,
+// ordering and rate for every type. What the routes answer and the address policy: destinations-routes.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
@@ -248,78 +248,6 @@ describe('destinations on real brokers', () => {
     await runMaintenance(service.context);
     const kept = await page('?limit=10');
     assert.deepEqual(kept.data.map((m) => m.eventId).sort(), ids.filter((id) => id !== old).sort());
-  });
-
-  test('the routes: every type listed under destinations, a webhook endpoint’s routes find only webhooks', async () => {
-    const tenant = await service.tenant();
-    const webhook = await destination(tenant, 'webhook', { url: 'https://hooks.example.com/d' });
-    const polling = await destination(tenant, 'polling', {});
-    assert.deepEqual(webhook.target, { url: 'https://hooks.example.com/d' });
-    const all = (await call(tenant, 'GET', '/core/v1/destinations')).body.data as Created[];
-    assert.deepEqual(
-      all.map((d) => d.type),
-      ['webhook', 'polling'],
-    );
-    const hooks = (await call(tenant, 'GET', '/core/v1/webhook-endpoints')).body.data as {
-      id: string;
-      url: string;
-    }[];
-    assert.deepEqual(
-      hooks.map((e) => e.id),
-      [webhook.id],
-    );
-    assert.equal(hooks[0]?.url, 'https://hooks.example.com/d');
-    for (const path of ['', '/deliveries', '/stats']) {
-      expectProblem(
-        await call(tenant, 'GET', `/core/v1/webhook-endpoints/${polling.id}${path}`),
-        404,
-        'NOT_FOUND',
-      );
-    }
-    expectProblem(
-      await call(tenant, 'POST', `/core/v1/webhook-endpoints/${polling.id}/pause`),
-      404,
-      'NOT_FOUND',
-    );
-    const paused = await call(tenant, 'POST', `/core/v1/destinations/${polling.id}/pause`);
-    assert.equal(paused.status, 200, paused.text);
-    assert.equal(paused.body.paused, true);
-    assert.equal(paused.body.type, 'polling');
-    expectProblem(
-      await call(tenant, 'GET', `/core/v1/destinations/${webhook.id}/messages`),
-      404,
-      'NOT_FOUND',
-    );
-    // What a target takes is its type's; a broker's host passes the address policy (allowed here).
-    expectProblem(
-      await call(tenant, 'POST', '/core/v1/destinations', {
-        type: 'redis',
-        target: { url: REDIS_URL, exchange: 'x' },
-        eventTypes: ['*'],
-      }),
-      400,
-      'VALIDATION_FAILED',
-    );
-    expectProblem(
-      await call(tenant, 'POST', '/core/v1/destinations', {
-        type: 'redis',
-        target: { url: 'http://127.0.0.1:6379', stream: 's' },
-        eventTypes: ['*'],
-      }),
-      400,
-      'WEBHOOK_URL_NOT_ALLOWED',
-    );
-    expectProblem(
-      await call(tenant, 'POST', '/core/v1/destinations', {
-        type: 'nats',
-        target: { url: NATS_URL },
-        eventTypes: ['*'],
-      }),
-      400,
-      'VALIDATION_FAILED',
-    );
-    const deleted = await call(tenant, 'DELETE', `/core/v1/destinations/${polling.id}`);
-    assert.equal(deleted.status, 204);
   });
 
   test('PATCH: a target merges; the password stays unless a new url is given', async () => {
