@@ -223,7 +223,9 @@ async function feedFigure(
       let read = 0;
       for (;;) {
         const { rows } = await client.query(
-          `select m.xid::text, m.seq::text, m.event_id, m.event_type, m.event_created_at, m.payload
+          // The rows as stored (each message's entry: its id, type, time and payload as JSON), the
+          // fewest columns a reader of the table needs; the API also keeps to its transactions' horizon.
+          `select m.xid::text, m.seq::text, m.entry
              from destination_messages m
             where m.project_id = $1 and m.endpoint_id = $2 and (m.xid, m.seq) > ($3::xid8, $4::bigint)
             order by m.xid, m.seq limit $5`,

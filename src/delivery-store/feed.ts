@@ -31,8 +31,6 @@ export interface FeedPage {
   last: FeedCursor | null;
 }
 
-type PageRow = { entries: string | null; last: string | null };
-
 export const feedStore = (db: Db) => ({
   /** Appends one delivery to its destination's feed (committed on its own): its number in the feed. */
   async append(entry: FeedEntry) {
@@ -54,27 +52,24 @@ export const feedStore = (db: Db) => ({
 
   /**
    * Up to `limit` entries after the cursor, in feed order, of those every running transaction can see:
-   * the entries joined as the page's JSON, and where the last one stands (as `xid.seq`).
+   * the entries joined as the page's JSON, and where the last one stands. Read as rows and joined here:
+   * joined in PostgreSQL (string_agg), a page of 1,000 took twice as long to read.
    */
   async read(projectId: string, endpointId: string, after: FeedCursor, limit: number): Promise<FeedPage> {
-    const { rows } = await db.query<PageRow>({
+    const { rows } = await db.query<{ xid: string; seq: string; entry: string }>({
       name: 'feed-read',
-      text: `with page as (
-               select m.xid, m.seq, m.entry
-                 from destination_messages m
-                where m.project_id = $1 and m.endpoint_id = $2
-                  and (m.xid, m.seq) > ($3::xid8, $4::bigint)
-                  and m.xid < pg_snapshot_xmin(pg_current_snapshot())
-                order by m.xid, m.seq
-                limit $5)
-             select string_agg(p.entry, ',' order by p.xid, p.seq) as entries,
-                    (select l.xid || '.' || l.seq from page l order by l.xid desc, l.seq desc limit 1) as last
-               from page p`,
+      text: `select m.xid::text, m.seq::text, m.entry
+               from destination_messages m
+              where m.project_id = $1 and m.endpoint_id = $2
+                and (m.xid, m.seq) > ($3::xid8, $4::bigint)
+                and m.xid < pg_snapshot_xmin(pg_current_snapshot())
+              order by m.xid, m.seq
+              limit $5`,
       values: [projectId, endpointId, after.xid, after.seq, limit],
     });
-    const row = rows[0] as PageRow;
-    const [xid = '', seq = ''] = row.last?.split('.') ?? [];
-    return { entries: row.entries ?? '', last: row.last === null ? null : { xid, seq } };
+    const last = rows.at(-1);
+    const entries = rows.map((row) => row.entry).join(',');
+    return { entries, last: last ? { xid: last.xid, seq: last.seq } : null };
   },
 
   /** Forgets what is older than the history's horizon, a batch at a time: how many. */
