@@ -1,9 +1,11 @@
 // Destinations beyond HTTPS (contract 0.4), against the machine's real RabbitMQ, Redis and NATS JetStream:
 // each type delivered and checked by an independent Standard Webhooks verifier (the payload byte for byte,
 // the headers in the transport's own), the broker's answer in the log, a refused message retried then
-// dead with the broker's reason, the polling feed read from a cursor, a PATCH of a target, and pause,
-// ordering and rate for every type. What the routes answer and the address policy: destinations-routes.
+// dead with the broker's reason, the polling feed read from a cursor, a PATCH of a target, pause,
+// ordering and rate for every type, and a broker that never answers holding none but its own deliveries.
+// What the routes answer and the address policy: destinations-routes.
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { runMaintenance } from '../src/process/maintenance.ts';
@@ -361,5 +363,46 @@ describe('destinations on real brokers', () => {
         assert.ok(span >= 800, `${created.type}: 6 attempts within ${span} ms at 5 a second`);
       }
     }
+  });
+
+  test('a broker that never answers holds only its own deliveries: the others go out meanwhile', async () => {
+    const tenant = await service.tenant();
+    // A RabbitMQ that accepts the connection and then says nothing: each attempt there waits out the
+    // delivery timeout (15 s), and nothing of it is recorded before then.
+    const held: net.Socket[] = [];
+    const silent = net.createServer((socket) => held.push(socket));
+    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+    const { port } = silent.address() as net.AddressInfo;
+    const stuck = await destination(tenant, 'rabbitmq', {
+      url: `amqp://guest:guest@127.0.0.1:${port}`,
+      exchange: 'x',
+      routingKey: 'k',
+    });
+    const redis = await redisStream();
+    const healthy = await destination(tenant, 'redis', { url: REDIS_URL, stream: redis.stream });
+    for (let amount = 0; amount < 20; amount++) await publish(tenant, amount);
+    await eventually(
+      async () => (await redis.entries()).length === 20,
+      10_000,
+      'all 20 at the healthy broker',
+    );
+    // Recorded a moment after the broker has them (attempts are written in batches).
+    const went = await eventually(async () => {
+      const log = await deliveries(tenant, healthy.id);
+      return log.every((d) => d.state === 'delivered') && log;
+    });
+    assert.ok(
+      went.every((d) => d.attempts.length === 1),
+      'each at its first attempt',
+    );
+    const waiting = await deliveries(tenant, stuck.id);
+    assert.equal(waiting.length, 20);
+    assert.ok(
+      waiting.every((d) => d.state !== 'delivered' && d.attempts.length === 0),
+      'the silent broker’s first attempts still under way',
+    );
+    // Its end: the connection closes, and its deliveries fail at once rather than at the timeout.
+    silent.close();
+    for (const socket of held) socket.destroy();
   });
 });
