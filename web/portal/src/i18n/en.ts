@@ -29,6 +29,22 @@ export const en = {
   'create.urlHint': 'A public HTTPS address that answers 2xx.',
   'create.types': 'Event types',
   'create.submit': 'Add endpoint',
+  'create.kind': 'Sends to',
+  'create.pollingHint':
+    'Nothing is dialled: each event waits in the feed until a consumer reads it, from this destination’s screen or with GET /core/v1/destinations/{id}/messages.',
+  'create.target.url': 'Broker URL',
+  'create.target.exchange': 'Exchange',
+  'create.target.routingKey': 'Routing key',
+  'create.target.stream': 'Stream',
+  'create.target.maxLen': 'Capped near this length (optional)',
+  'create.target.subject': 'Subject',
+  'create.target.missing': 'Fill this in: the broker needs it.',
+  'create.brokerUrlHint.rabbitmq':
+    'amqps://user:password@host:5671/vhost. The exchange must exist; the password is kept sealed and never shown again.',
+  'create.brokerUrlHint.redis':
+    'rediss://user:password@host:6380/0. The stream must exist; the password is kept sealed and never shown again.',
+  'create.brokerUrlHint.nats':
+    'nats://user:password@host:4222. A JetStream stream must take the subject; the password is kept sealed and never shown again.',
   'secret.title': 'Signing secret',
   'secret.once': 'Shown this once: copy it now and give it to your receiver.',
   'secret.copy': 'Copy',

@@ -30,6 +30,22 @@ export const fr: Messages = {
   'create.urlHint': 'Une adresse HTTPS publique qui répond 2xx.',
   'create.types': 'Types d’événements',
   'create.submit': 'Ajouter',
+  'create.kind': 'Envoie vers',
+  'create.pollingHint':
+    'Rien n’est appelé : chaque événement attend dans le flux qu’un consommateur le lise, depuis l’écran de cette destination ou avec GET /core/v1/destinations/{id}/messages.',
+  'create.target.url': 'URL du courtier',
+  'create.target.exchange': 'Échange',
+  'create.target.routingKey': 'Clé de routage',
+  'create.target.stream': 'Flux',
+  'create.target.maxLen': 'Limité vers cette longueur (facultatif)',
+  'create.target.subject': 'Sujet',
+  'create.target.missing': 'À remplir : le courtier en a besoin.',
+  'create.brokerUrlHint.rabbitmq':
+    'amqps://utilisateur:motdepasse@hôte:5671/vhost. L’échange doit exister ; le mot de passe est gardé scellé et n’est plus jamais affiché.',
+  'create.brokerUrlHint.redis':
+    'rediss://utilisateur:motdepasse@hôte:6380/0. Le flux doit exister ; le mot de passe est gardé scellé et n’est plus jamais affiché.',
+  'create.brokerUrlHint.nats':
+    'nats://utilisateur:motdepasse@hôte:4222. Un flux JetStream doit prendre le sujet ; le mot de passe est gardé scellé et n’est plus jamais affiché.',
   'secret.title': 'Secret de signature',
   'secret.once': 'Affiché une seule fois : copiez-le maintenant et donnez-le à votre récepteur.',
   'secret.copy': 'Copier',

@@ -1,6 +1,7 @@
-// Adding an endpoint: a button under the list that opens the form (its URL, the types it takes, picked
-// from the catalogue, and what the receiver is called and carries), as webhook portals do; the form
-// closes again without a trace when cancelled.
+// Adding an endpoint: a button under the list that opens the form (where it sends: a webhook's URL, a
+// broker's URL and place, or a feed to poll; the types it takes, picked from the catalogue; what the
+// receiver is called and carries), as webhook portals do; the form closes again without a trace when
+// cancelled.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, call, newKey, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
@@ -8,6 +9,7 @@ import { navigate } from '../router.ts';
 import { AuthFields, authBody } from './auth-fields.tsx';
 import { Failure } from './common.tsx';
 import { fieldError, ReceiverFields, receiverBody, receiverErrors, UrlField } from './receiver-fields.tsx';
+import { type Kind, KindField, TargetFields, targetError, targetOf } from './target-fields.tsx';
 import { TypePicker } from './type-picker.tsx';
 
 /** Secrets just shown by the API, for the endpoint's screen to show once. */
@@ -35,6 +37,8 @@ function CreateForm({ onCancel }: { onCancel: () => void }) {
   const [linesInvalid, setLinesInvalid] = useState(false);
   const [notJson, setNotJson] = useState(false);
   const [types, setTypes] = useState<string[]>(['*']);
+  const [kind, setKind] = useState<Kind>('webhook');
+  const [missing, setMissing] = useState<string[]>([]);
   // One key per intended creation: a second click, or the same form sent again after a lost answer,
   // replays the first; an answer that refuses the values makes the next submission a new one.
   const key = useRef(newKey());
@@ -47,14 +51,21 @@ function CreateForm({ onCancel }: { onCancel: () => void }) {
     const { body, headersInvalid, filterInvalid } = receiverBody(form, true);
     setLinesInvalid(headersInvalid);
     setNotJson(filterInvalid);
-    if (headersInvalid || filterInvalid) return;
+    const place = kind === 'webhook' ? undefined : targetOf(kind, form);
+    setMissing(place?.missing ?? []);
+    if (headersInvalid || filterInvalid || place?.missing.length) return;
     setPending(true);
     setFailure(undefined);
     try {
-      const created = await call<Schemas['WebhookEndpointCreated']>('POST', '/core/v1/webhook-endpoints', {
-        body: { url: String(form.get('url') ?? ''), eventTypes: types, ...body, ...authBody(form) },
-        idempotencyKey: key.current,
-      });
+      const created = await (kind === 'webhook'
+        ? call<Schemas['WebhookEndpointCreated']>('POST', '/core/v1/webhook-endpoints', {
+            body: { url: String(form.get('url') ?? ''), eventTypes: types, ...body, ...authBody(form) },
+            idempotencyKey: key.current,
+          })
+        : call<Schemas['DestinationCreated']>('POST', '/core/v1/destinations', {
+            body: { type: kind, target: place?.target, eventTypes: types, ...body },
+            idempotencyKey: key.current,
+          }));
       freshSecrets.set(created.id, created.secret);
       key.current = newKey();
       navigate(`/portal/endpoints/${created.id}`);
@@ -71,14 +82,27 @@ function CreateForm({ onCancel }: { onCancel: () => void }) {
     linesInvalid,
     notJson,
   });
-  const placed = urlError || typesError || any;
+  const placed = urlError || typesError || targetError(failure) || any;
   return (
     <section aria-labelledby="create-title">
       <h2 id="create-title" tabIndex={-1} ref={heading}>
         {t('create.title')}
       </h2>
       <form onSubmit={submit} noValidate>
-        <UrlField id="url" error={urlError} hint={t('create.urlHint')} />
+        <KindField
+          value={kind}
+          onChange={(next) => {
+            setKind(next);
+            setFailure(undefined);
+            setMissing([]);
+            key.current = newKey(); // another destination, so another creation
+          }}
+        />
+        {kind === 'webhook' ? (
+          <UrlField id="url" error={urlError} hint={t('create.urlHint')} />
+        ) : (
+          <TargetFields kind={kind} failure={failure} missing={missing} />
+        )}
         <TypePicker value={types} onChange={setTypes} describedBy={typesError ? 'types-error' : undefined} />
         {typesError && (
           <p id="types-error" class="field-error">
@@ -86,7 +110,7 @@ function CreateForm({ onCancel }: { onCancel: () => void }) {
           </p>
         )}
         <ReceiverFields headersError={headersError} nameError={nameError} filterError={filterError} />
-        <AuthFields authError={authError} tlsError={tlsError} />
+        {kind === 'webhook' && <AuthFields authError={authError} tlsError={tlsError} />}
         {!placed && <Failure error={failure} />}
         <div class="actions">
           <button type="submit" disabled={pending}>

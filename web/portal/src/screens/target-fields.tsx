@@ -1,0 +1,112 @@
+// Where a new destination sends (contract 0.4): a webhook's HTTPS URL, a broker's URL and place (a RabbitMQ
+// exchange and routing key, a Redis stream, a NATS subject), or a feed to poll, which dials nothing. The
+// broker's password goes in its URL, is kept sealed and is never shown again.
+import { Fragment } from 'preact';
+import type { Schemas } from '../api.ts';
+import type { MessageKey } from '../i18n/en.ts';
+import { useLocale } from '../i18n/index.ts';
+import { fieldError } from './receiver-fields.tsx';
+
+export type Kind = Schemas['Destination']['type'];
+export const KINDS: Kind[] = ['webhook', 'rabbitmq', 'redis', 'nats', 'polling'];
+
+/** The place fields each broker names, after its URL: [field, required]. */
+const PLACES: Record<Kind, [string, boolean][]> = {
+  webhook: [],
+  rabbitmq: [
+    ['exchange', true],
+    ['routingKey', true],
+  ],
+  redis: [
+    ['stream', true],
+    ['maxLen', false],
+  ],
+  nats: [['subject', true]],
+  polling: [],
+};
+
+export function KindField({ value, onChange }: { value: Kind; onChange: (kind: Kind) => void }) {
+  const { t } = useLocale();
+  return (
+    <>
+      <label for="kind">{t('create.kind')}</label>
+      <select id="kind" value={value} onChange={(e) => onChange(e.currentTarget.value as Kind)}>
+        {KINDS.map((kind) => (
+          <option key={kind} value={kind}>
+            {t(`destination.${kind}` as MessageKey)}
+          </option>
+        ))}
+      </select>
+    </>
+  );
+}
+
+/**
+ * A broker's URL and place, or what a feed to poll is; beside each, the form's own word for a field left
+ * empty (`missing`), or else the API's refusal.
+ */
+export function TargetFields(props: { kind: Exclude<Kind, 'webhook'>; failure: unknown; missing: string[] }) {
+  const { kind, failure, missing } = props;
+  const { t } = useLocale();
+  if (kind === 'polling') return <p class="hint">{t('create.pollingHint')}</p>;
+  const fields: [string, boolean][] = [['url', true], ...PLACES[kind]];
+  return (
+    <>
+      {fields.map(([name, required]) => {
+        const id = `target-${name}`;
+        const error = missing.includes(name)
+          ? t('create.target.missing')
+          : fieldError(failure, `/target/${name}`);
+        const hint = name === 'url' ? t(`create.brokerUrlHint.${kind}` as MessageKey) : undefined;
+        const described = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(' ');
+        return (
+          <Fragment key={`${kind}-${name}`}>
+            <label for={id}>{t(`create.target.${name}` as MessageKey)}</label>
+            <input
+              id={id}
+              name={id}
+              type={name === 'maxLen' ? 'number' : 'text'}
+              required={required}
+              autocomplete="off"
+              spellcheck={false}
+              aria-invalid={error ? 'true' : undefined}
+              aria-describedby={described || undefined}
+            />
+            {hint && (
+              <p id={`${id}-hint`} class="hint">
+                {hint}
+              </p>
+            )}
+            {error && (
+              <p id={`${id}-error`} class="field-error">
+                {error}
+              </p>
+            )}
+          </Fragment>
+        );
+      })}
+    </>
+  );
+}
+
+/**
+ * The target the form's fields give for a broker or a feed (an empty optional field left out), and the
+ * required fields left empty.
+ */
+export function targetOf(kind: Exclude<Kind, 'webhook'>, form: FormData) {
+  const target: Record<string, string | number> = {};
+  const missing: string[] = [];
+  const fields: [string, boolean][] = kind === 'polling' ? [] : [['url', true], ...PLACES[kind]];
+  for (const [name, required] of fields) {
+    const value = String(form.get(`target-${name}`) ?? '').trim();
+    if (value === '') {
+      if (required) missing.push(name);
+      continue;
+    }
+    target[name] = name === 'maxLen' && /^\d+$/.test(value) ? Number(value) : value;
+  }
+  return { target, missing };
+}
+
+/** Whether a refusal names a target's field, so the form says nothing more below. */
+export const targetError = (failure: unknown) => fieldError(failure, '/target');
