@@ -58,6 +58,8 @@ export const feedStore = (db: Db) => ({
   async read(projectId: string, endpointId: string, after: FeedCursor, limit: number): Promise<FeedPage> {
     const { rows } = await db.query<{ xid: string; seq: string; entry: string }>({
       name: 'feed-read',
+      // Ordered by the columns, not the text the answer takes of them (an output name wins in ORDER BY:
+      // ordered as text, transaction 1009 came before 982).
       text: `select m.xid::text, m.seq::text, m.entry
                from destination_messages m
               where m.project_id = $1 and m.endpoint_id = $2

@@ -1,7 +1,7 @@
 -- A polling destination's feed keeps each message as the JSON entry its page answers, written once when it
 -- is appended: a page is then its entries joined, and a read neither makes an object of a row nor writes
--- a date again (read as rows, a page of 1,000 cost the API three times the read itself). The payload stays
--- byte for byte inside the entry.
+-- a date again (read as rows and written out again, a page of 1,000 cost the API about four times the
+-- read itself). The payload stays byte for byte inside the entry.
 alter table destination_messages add column entry text;
 update destination_messages
    set entry = '{"eventId":"' || event_id || '","type":' || to_json(event_type)::text
