@@ -2,54 +2,11 @@
 // at a time, by state and by event type across pages, and each endpoint's attempts of the last 24 hours.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { expectProblem, startService, type Tenant } from './helpers/app.ts';
-import { eventually, startReceiver } from './helpers/receiver.ts';
+import { expectProblem } from './helpers/app.ts';
+import { deliveryHarness } from './helpers/delivery-harness.ts';
+import { startReceiver } from './helpers/receiver.ts';
 
-const service = await startService({
-  env: {
-    PLATFORM_WEBHOOK_ALLOW_PRIVATE: '1',
-    PLATFORM_RETRY_SCHEDULE: '1,1',
-    PLATFORM_DELIVERY_TIMEOUT_MS: '1000',
-    PLATFORM_WORKER_POLL_MS: '100',
-  },
-  worker: true,
-});
-let n = 0;
-const idem = () => ({ 'idempotency-key': `dl-${++n}` });
-
-async function endpoint(who: Tenant, url: string, eventTypes = ['*']) {
-  const response = await service.request('POST', '/core/v1/webhook-endpoints', {
-    key: who.key,
-    body: { url, eventTypes },
-    headers: idem(),
-  });
-  assert.equal(response.status, 201, response.text);
-  return response.body as { id: string; secret: string };
-}
-const publish = (
-  who: Tenant,
-  type: string,
-  data: Record<string, unknown> = { n: ++n },
-  subjects?: unknown[],
-) =>
-  service.request('POST', '/core/v1/events', {
-    key: who.key,
-    body: { type, data, subjects },
-    headers: idem(),
-  });
-const post = (who: Tenant, path: string) => service.request('POST', path, { key: who.key, headers: idem() });
-const get = (who: Tenant, path: string) => service.request('GET', path, { key: who.key });
-const deliveryOf = async (who: Tenant, eventId: string) =>
-  (await get(who, `/core/v1/events/${eventId}`)).body.deliveries[0];
-const settled = (who: Tenant, eventId: string, state: string) =>
-  eventually(
-    async () => {
-      const delivery = await deliveryOf(who, eventId);
-      return delivery?.state === state && delivery;
-    },
-    20_000,
-    `delivery ${state}`,
-  );
+const { service, endpoint, publish, post, get, settled } = await deliveryHarness('dl');
 
 describe('an endpoint’s deliveries, listed', () => {
   test('deliveries of an endpoint, newest first, a page at a time', async () => {

@@ -20,16 +20,21 @@ const browser = await startBrowser();
 let n = 0;
 const idem = () => ({ 'idempotency-key': `portal-destinations-${++n}` });
 
+/** A project in English and French: its calls to the API with its key. */
+async function project() {
+  const tenant = await service.tenant();
+  await service.request('PATCH', `/admin/v1/projects/${tenant.projectId}`, {
+    key: operator.key,
+    headers: { ...idem(), 'content-type': 'application/merge-patch+json' },
+    body: { languages: ['en', 'fr'] },
+  });
+  return (method: string, path: string, body?: unknown) =>
+    service.request(method, path, { key: tenant.key, headers: idem(), body });
+}
+
 describe('destinations in the portal', () => {
   test('listed by type and place; a feed and a broker’s log on their screens, in both languages', async () => {
-    const tenant = await service.tenant();
-    await service.request('PATCH', `/admin/v1/projects/${tenant.projectId}`, {
-      key: operator.key,
-      headers: { ...idem(), 'content-type': 'application/merge-patch+json' },
-      body: { languages: ['en', 'fr'] },
-    });
-    const api = (method: string, path: string, body?: unknown) =>
-      service.request(method, path, { key: tenant.key, headers: idem(), body });
+    const api = await project();
     const redis = await redisStream();
     const feed = (
       await api('POST', '/core/v1/destinations', { type: 'polling', target: {}, eventTypes: ['*'] })
@@ -72,14 +77,7 @@ describe('destinations in the portal', () => {
   });
 
   test('the form adds a RabbitMQ destination and a feed; a field the broker needs is asked for beside it', async () => {
-    const tenant = await service.tenant();
-    await service.request('PATCH', `/admin/v1/projects/${tenant.projectId}`, {
-      key: operator.key,
-      headers: { ...idem(), 'content-type': 'application/merge-patch+json' },
-      body: { languages: ['en', 'fr'] },
-    });
-    const api = (method: string, path: string, body?: unknown) =>
-      service.request(method, path, { key: tenant.key, headers: idem(), body });
+    const api = await project();
     const mq = await rabbitmqQueue();
     for (const [language, words, width] of [
       ['en', en, 390],

@@ -141,17 +141,32 @@ export function ReceiverFields(props: {
 /** An endpoint's URL: its label, its hint when given, and the API's refusal of it beside it. */
 export function UrlField(props: { id: string; error?: string; hint?: string; defaultValue?: string }) {
   const { t } = useLocale();
-  const { id, error, hint, defaultValue } = props;
+  return <TextField {...props} label={t('create.url')} name="url" type="url" required />;
+}
+
+/** A field with its label, its hint when given, and what is wrong with it beside it. */
+export function TextField(props: {
+  id: string;
+  label: string;
+  name: string;
+  type: 'text' | 'url' | 'number';
+  required: boolean;
+  error?: string;
+  hint?: string;
+  defaultValue?: string;
+}) {
+  const { id, label, name, type, required, error, hint, defaultValue } = props;
   const described = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(' ');
   return (
     <>
-      <label for={id}>{t('create.url')}</label>
+      <label for={id}>{label}</label>
       <input
         id={id}
-        name="url"
-        type="url"
-        required
+        name={name}
+        type={type}
+        required={required}
         defaultValue={defaultValue}
+        autocomplete={type === 'url' ? undefined : 'off'}
         aria-invalid={error ? 'true' : undefined}
         aria-describedby={described || undefined}
       />

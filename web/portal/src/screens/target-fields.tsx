@@ -1,11 +1,10 @@
 // Where a new destination sends (contract 0.4): a webhook's HTTPS URL, a broker's URL and place (a RabbitMQ
 // exchange and routing key, a Redis stream, a NATS subject), or a feed to poll, which dials nothing. The
 // broker's password goes in its URL, is kept sealed and is never shown again.
-import { Fragment } from 'preact';
 import type { Schemas } from '../api.ts';
 import type { MessageKey } from '../i18n/en.ts';
 import { useLocale } from '../i18n/index.ts';
-import { fieldError } from './receiver-fields.tsx';
+import { fieldError, TextField } from './receiver-fields.tsx';
 
 export type Kind = Schemas['Destination']['type'];
 export const KINDS: Kind[] = ['webhook', 'rabbitmq', 'redis', 'nats', 'polling'];
@@ -52,39 +51,18 @@ export function TargetFields(props: { kind: Exclude<Kind, 'webhook'>; failure: u
   const fields: [string, boolean][] = [['url', true], ...PLACES[kind]];
   return (
     <>
-      {fields.map(([name, required]) => {
-        const id = `target-${name}`;
-        const error = missing.includes(name)
-          ? t('create.target.missing')
-          : fieldError(failure, `/target/${name}`);
-        const hint = name === 'url' ? t(`create.brokerUrlHint.${kind}` as MessageKey) : undefined;
-        const described = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(' ');
-        return (
-          <Fragment key={`${kind}-${name}`}>
-            <label for={id}>{t(`create.target.${name}` as MessageKey)}</label>
-            <input
-              id={id}
-              name={id}
-              type={name === 'maxLen' ? 'number' : 'text'}
-              required={required}
-              autocomplete="off"
-              spellcheck={false}
-              aria-invalid={error ? 'true' : undefined}
-              aria-describedby={described || undefined}
-            />
-            {hint && (
-              <p id={`${id}-hint`} class="hint">
-                {hint}
-              </p>
-            )}
-            {error && (
-              <p id={`${id}-error`} class="field-error">
-                {error}
-              </p>
-            )}
-          </Fragment>
-        );
-      })}
+      {fields.map(([name, required]) => (
+        <TextField
+          key={`${kind}-${name}`}
+          id={`target-${name}`}
+          label={t(`create.target.${name}` as MessageKey)}
+          name={`target-${name}`}
+          type={name === 'maxLen' ? 'number' : 'text'}
+          required={required}
+          hint={name === 'url' ? t(`create.brokerUrlHint.${kind}` as MessageKey) : undefined}
+          error={missing.includes(name) ? t('create.target.missing') : fieldError(failure, `/target/${name}`)}
+        />
+      ))}
     </>
   );
 }
