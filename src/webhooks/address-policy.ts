@@ -141,10 +141,6 @@ export async function checkWebhookUrl(raw: string, options: UrlCheckOptions): Pr
   return checkHost(url.hostname, options);
 }
 
-/**
- * Whether a host may be sent to: an IP literal by its address, a name by every address it resolves to
- * (and never a name only an internal network has). Anything, with PLATFORM_WEBHOOK_ALLOW_PRIVATE=1.
- */
 /** A webhook URL under the address policy, or a 400 pointing at where it was given. */
 export async function requireAllowedUrl(url: string, options: UrlCheckOptions, pointer = '/url') {
   const verdict = await checkWebhookUrl(url, options);
@@ -155,6 +151,10 @@ export async function requireAllowedUrl(url: string, options: UrlCheckOptions, p
   }
 }
 
+/**
+ * Whether a host may be sent to: an IP literal by its address, a name by every address it resolves to
+ * (and never a name only an internal network has). Anything, with PLATFORM_WEBHOOK_ALLOW_PRIVATE=1.
+ */
 export async function checkHost(hostname: string, options: UrlCheckOptions): Promise<Verdict> {
   if (options.allowPrivate) return ALLOWED;
   const host = hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
