@@ -24,6 +24,10 @@ const PLACES: Record<Kind, [string, boolean][]> = {
   polling: [],
 };
 
+/** A broker's fields: its URL, then its place; a feed has none. */
+const fieldsOf = (kind: Exclude<Kind, 'webhook'>): [string, boolean][] =>
+  kind === 'polling' ? [] : [['url', true], ...PLACES[kind]];
+
 export function KindField({ value, onChange }: { value: Kind; onChange: (kind: Kind) => void }) {
   const { t } = useLocale();
   return (
@@ -48,10 +52,9 @@ export function TargetFields(props: { kind: Exclude<Kind, 'webhook'>; failure: u
   const { kind, failure, missing } = props;
   const { t } = useLocale();
   if (kind === 'polling') return <p class="hint">{t('create.pollingHint')}</p>;
-  const fields: [string, boolean][] = [['url', true], ...PLACES[kind]];
   return (
     <>
-      {fields.map(([name, required]) => (
+      {fieldsOf(kind).map(([name, required]) => (
         <TextField
           key={`${kind}-${name}`}
           id={`target-${name}`}
@@ -74,8 +77,7 @@ export function TargetFields(props: { kind: Exclude<Kind, 'webhook'>; failure: u
 export function targetOf(kind: Exclude<Kind, 'webhook'>, form: FormData) {
   const target: Record<string, string | number> = {};
   const missing: string[] = [];
-  const fields: [string, boolean][] = kind === 'polling' ? [] : [['url', true], ...PLACES[kind]];
-  for (const [name, required] of fields) {
+  for (const [name, required] of fieldsOf(kind)) {
     const value = String(form.get(`target-${name}`) ?? '').trim();
     if (value === '') {
       if (required) missing.push(name);
