@@ -255,6 +255,8 @@ describe('the portal', () => {
     };
     await tabTo('Add an endpoint');
     await page.keyboard.press('Enter');
+    // The form opens with the keyboard on its heading.
+    await page.waitForFunction('document.activeElement?.id === "create-title"');
     await tabTo('url');
     await page.keyboard.type(receiver.url);
     await page.keyboard.press('Enter');

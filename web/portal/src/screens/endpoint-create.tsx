@@ -2,7 +2,7 @@
 // broker's URL and place, or a feed to poll; the types it takes, picked from the catalogue; what the
 // receiver is called and carries), as webhook portals do; the form closes again without a trace when
 // cancelled.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, call, newKey, type Schemas } from '../api.ts';
 import { useLocale } from '../i18n/index.ts';
 import { navigate } from '../router.ts';
@@ -43,7 +43,9 @@ function CreateForm({ onCancel }: { onCancel: () => void }) {
   // replays the first; an answer that refuses the values makes the next submission a new one.
   const key = useRef(newKey());
   const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), []); // opened: the keyboard is at the form
+  // Opened: the keyboard is at the form. Before the browser paints, so a key pressed at once after the
+  // button lands in the form (after a paint, the move could come between two keys and take the second).
+  useLayoutEffect(() => heading.current?.focus(), []);
   const submit = async (event: SubmitEvent) => {
     event.preventDefault();
     if (pending) return;
