@@ -11,9 +11,12 @@ const WEBHOOK_ENDPOINT = '/core/v1/webhook-endpoints/:id';
 
 export function registerWebhookOnly(app: FastifyInstance, db: Db) {
   const store = endpointStore(db);
+  // A hook shared by every route under the prefix, so the id is read from whatever params it has: each
+  // of those routes has validated an `id` before its preHandler runs.
   const webhookOnly = async (request: FastifyRequest) => {
-    const { id } = request.params as { id: string };
-    const found = await store.targetOf(projectOf(request).id, id);
+    const { params } = request;
+    if (typeof params !== 'object' || params === null || !('id' in params)) return;
+    const found = await store.targetOf(projectOf(request).id, String(params.id));
     if (found && found.destination_type !== 'webhook') throw notFound('webhook endpoint');
   };
   app.addHook('onRoute', (route) => {
