@@ -22,8 +22,17 @@ const MAX_BODY = 1024 * 1024;
 /** An answer this small, of known length, is read whole and sent as one buffer. */
 const SMALL_ANSWER = 16 * 1024;
 
-const matches = new WeakMap<FastifyRequest, GatewayMatch>();
-const matchOf = (request: FastifyRequest) => matches.get(request) as GatewayMatch;
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** the declared route a gateway request matched, set when its access is decided */
+    gatewayMatch: GatewayMatch | null;
+  }
+}
+
+function matchOf(request: FastifyRequest): GatewayMatch {
+  if (!request.gatewayMatch) throw new Error('a gateway request is forwarded only once it matched a route');
+  return request.gatewayMatch;
+}
 
 /** An idempotent route's answer as recorded and replayed: its end-to-end headers with it. */
 interface RecordedAnswer {
@@ -61,6 +70,7 @@ export function registerGateway(app: FastifyInstance, context: GatewayDeps) {
   const gateway: Gateway = { context, agent: new Agent({ connections: 128 }), upstreams: new Map() };
   app.addHook('onClose', () => gateway.agent.close());
   return app.register(async (scope) => {
+    scope.decorateRequest('gatewayMatch', null);
     // Bodies are forwarded as received: no parser reads them here.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
@@ -81,7 +91,7 @@ export function registerGateway(app: FastifyInstance, context: GatewayDeps) {
           const match = matchGateway(context.registry, request.method, request.raw.url ?? '');
           if (!match)
             return new PlatformError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`);
-          matches.set(request, match);
+          request.gatewayMatch = match;
           return match.route.scope;
         },
       },
@@ -216,7 +226,7 @@ async function call(
       target,
       projectId: principal.project?.id as string,
       keyId: principal.keyId,
-      scopes: [...principal.scopes],
+      scopes: principal.scopes,
       timestamp: Math.floor(Date.now() / 1000),
     },
     keys,

@@ -12,19 +12,19 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** the request's services, bound to its unit of work */
     readonly services: Services;
+    /** the request's services once made (services' own store) */
+    madeServices: Services | null;
   }
 }
 
 export function registerServices(app: FastifyInstance, db: Db, servicesOf: (work: Work) => Services) {
-  const made = new WeakMap<FastifyRequest, Services>();
+  // Kept on the request itself: a WeakMap keyed by requests made the garbage collector keep each
+  // request's services through its young-generation collections (docs/decisions/measured-choices.md).
+  app.decorateRequest('madeServices', null);
   app.decorateRequest('services', {
     getter(this: FastifyRequest) {
-      let services = made.get(this);
-      if (!services) {
-        services = servicesOf(workOf(this, db));
-        made.set(this, services);
-      }
-      return services;
+      this.madeServices ??= servicesOf(workOf(this, db));
+      return this.madeServices;
     },
   });
 }

@@ -20,8 +20,22 @@ export interface GatewayContext {
   target: string;
   projectId: string;
   keyId: string;
-  scopes: string[];
+  scopes: ReadonlySet<string>;
   timestamp: number;
+}
+
+/**
+ * A key's scopes as the context lists them: sorted, comma-separated. Kept per scope set: a key's set comes
+ * from the key cache and lives as long as its entry, so each is sorted once, not on every request.
+ */
+const listedScopes = new WeakMap<ReadonlySet<string>, string>();
+function scopesListed(scopes: ReadonlySet<string>): string {
+  let listed = listedScopes.get(scopes);
+  if (listed === undefined) {
+    listed = [...scopes].sort().join(',');
+    listedScopes.set(scopes, listed);
+  }
+  return listed;
 }
 
 /** The `x-platform-signature` of a forwarded request: one `v1,<base64>` per signing key. */
@@ -33,7 +47,7 @@ export function contextSignature(keys: KeyObject[], context: GatewayContext): st
     context.target,
     context.projectId,
     context.keyId,
-    [...context.scopes].sort().join(','),
+    scopesListed(context.scopes),
   ].join('.');
   return keys.map((key) => `v1,${createHmac('sha256', key).update(signed).digest('base64')}`).join(' ');
 }
@@ -46,7 +60,8 @@ export function upstreamHeaders(
 ): Record<string, string | string[]> {
   const connectionListed = namedInConnection(received.connection);
   const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(received)) {
+  for (const name in received) {
+    const value = received[name];
     if (value === undefined || HOP_BY_HOP.has(name) || NOT_UPSTREAM.has(name) || connectionListed.has(name))
       continue;
     if (name.startsWith('x-platform-')) continue;
@@ -54,7 +69,7 @@ export function upstreamHeaders(
   }
   headers['x-platform-project-id'] = context.projectId;
   headers['x-platform-key-id'] = context.keyId;
-  headers['x-platform-scopes'] = [...context.scopes].sort().join(',');
+  headers['x-platform-scopes'] = scopesListed(context.scopes);
   headers['x-platform-request-id'] = context.requestId;
   headers['x-platform-timestamp'] = String(context.timestamp);
   headers['x-platform-signature'] = contextSignature(keys, context);
@@ -65,16 +80,21 @@ export function upstreamHeaders(
  * The headers a `Connection` header names: hop-by-hop for this connection only (RFC 9110 §7.6.1), so
  * never passed on, in either direction.
  */
-function namedInConnection(connection: string | string[] | undefined): Set<string> {
-  const listed = Array.isArray(connection) ? connection.join(',') : (connection ?? '');
+function namedInConnection(connection: string | string[] | undefined): ReadonlySet<string> {
+  // Most requests and answers carry none, or only `keep-alive` or `close`: hop-by-hop already.
+  if (connection === undefined || HOP_BY_HOP_ONLY.test(String(connection))) return NONE;
+  const listed = Array.isArray(connection) ? connection.join(',') : connection;
   return new Set(listed.split(',').map((name) => name.trim().toLowerCase()));
 }
+const NONE: ReadonlySet<string> = new Set();
+const HOP_BY_HOP_ONLY = /^\s*(keep-alive|close)\s*$/i;
 
 /** The upstream's answer headers that go back to the client. */
 export function answerHeaders(received: Record<string, string | string[] | undefined>) {
   const connectionListed = namedInConnection(received.connection);
   const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(received)) {
+  for (const name in received) {
+    const value = received[name];
     if (value === undefined || HOP_BY_HOP.has(name) || NOT_BACK.has(name) || connectionListed.has(name))
       continue;
     headers[name] = value;
