@@ -15,6 +15,14 @@ import { answerHeaders, upstreamHeaders } from '../plane/gateway/forwarding.ts';
 import { type GatewayMatch, matchGateway } from '../plane/gateway/routes.ts';
 import { principalOf } from './auth.ts';
 import { BoundedBody, readBounded } from './gateway-body.ts';
+import {
+  AnswerBrokenOff,
+  AnswerTooLarge,
+  callUpstream,
+  type Reading,
+  type UpstreamAnswer,
+  type WholeAnswer,
+} from './gateway-upstream.ts';
 import { answerOf, scopeOf } from './idempotency.ts';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -133,11 +141,8 @@ async function metered(context: GatewayDeps, request: FastifyRequest, upstream: 
  */
 async function streamed(gateway: Gateway, request: FastifyRequest, reply: FastifyReply): Promise<number> {
   const body = hasBody(request) ? request.raw.pipe(new BoundedBody(MAX_BODY)) : undefined;
-  const answer = await call(gateway, request, body, { streaming: true });
-  reply.code(answer.statusCode).headers(answerHeaders(answer.headers));
-  const length = Number(answer.headers['content-length'] ?? Number.NaN);
-  // A stream costs a pipe and its listeners per answer; most answers are a few hundred bytes.
-  await reply.send(length <= SMALL_ANSWER ? Buffer.from(await answer.body.arrayBuffer()) : answer.body);
+  const answer = await call(gateway, request, body, { whole: false, small: SMALL_ANSWER, max: MAX_BODY });
+  await reply.code(answer.statusCode).headers(answerHeaders(answer.headers)).send(answer.body);
   return answer.statusCode;
 }
 
@@ -166,7 +171,9 @@ async function idempotent(gateway: Gateway, request: FastifyRequest, reply: Fast
         let recorded: RecordedAnswer = { status: 0, contentType: '', text: '' };
         await metered(context, request, async () => {
           const answer = await call(gateway, request, body.length > 0 ? body : undefined, {
-            streaming: false,
+            whole: true,
+            small: MAX_BODY,
+            max: MAX_BODY,
           });
           const {
             'content-type': contentType,
@@ -176,7 +183,7 @@ async function idempotent(gateway: Gateway, request: FastifyRequest, reply: Fast
           recorded = {
             status: answer.statusCode,
             contentType: String(contentType ?? 'application/octet-stream'),
-            text: (await readAnswer(context, match.capability, answer)).toString(),
+            text: answer.body.toString(),
             headers,
           };
           return recorded.status;
@@ -202,16 +209,29 @@ async function idempotent(gateway: Gateway, request: FastifyRequest, reply: Fast
 }
 
 /**
- * One call upstream, with the signed context; 502 when it cannot be reached, 504 when it does not answer.
- * The path goes as received, after the upstream's own base path: never through a URL parser, which would
- * read `\` as `/` or resolve dot segments and so forward another path than the one that matched.
+ * One call upstream, with the signed context; 502 when it cannot be reached or breaks off its answer, 504
+ * when it does not answer in time. The path goes as received, after the upstream's own base path: never
+ * through a URL parser, which would read `\` as `/` or resolve dot segments and so forward another path
+ * than the one that matched.
  */
 async function call(
   gateway: Gateway,
   request: FastifyRequest,
   body: NodeJS.ReadableStream | Buffer | undefined,
-  options: { streaming: boolean },
-): Promise<Dispatcher.ResponseData> {
+  reading: Reading & { whole: true },
+): Promise<WholeAnswer>;
+async function call(
+  gateway: Gateway,
+  request: FastifyRequest,
+  body: NodeJS.ReadableStream | Buffer | undefined,
+  reading: Reading,
+): Promise<UpstreamAnswer>;
+async function call(
+  gateway: Gateway,
+  request: FastifyRequest,
+  body: NodeJS.ReadableStream | Buffer | undefined,
+  reading: Reading,
+): Promise<UpstreamAnswer> {
   const { context } = gateway;
   const match = matchOf(request);
   const principal = principalOf(request);
@@ -232,27 +252,42 @@ async function call(
     keys,
   );
   try {
-    return await gateway.agent.request({
-      origin: upstream.origin,
-      path: target,
-      method: request.method as Dispatcher.HttpMethod,
-      headers,
-      body: body as Dispatcher.DispatchOptions['body'],
-      headersTimeout: context.config.gatewayTimeoutMs,
-      // A stream (server-sent events) may rest between writes for as long as it likes; the time-out
-      // applies to its headers. An answer read whole to be recorded is bounded in time as well.
-      bodyTimeout: options.streaming ? 0 : context.config.gatewayTimeoutMs,
-    });
+    return await callUpstream(
+      gateway.agent,
+      {
+        origin: upstream.origin,
+        path: target,
+        method: request.method as Dispatcher.HttpMethod,
+        headers,
+        body: body as Dispatcher.DispatchOptions['body'],
+        headersTimeout: context.config.gatewayTimeoutMs,
+        // A stream (server-sent events) may rest between writes for as long as it likes; the time-out
+        // applies to its headers. An answer read whole to be recorded is bounded in time as well.
+        bodyTimeout: reading.whole ? context.config.gatewayTimeoutMs : 0,
+      },
+      reading,
+    );
   } catch (error) {
-    if (error instanceof PlatformError) throw error;
-    if (error instanceof undiciErrors.HeadersTimeoutError) throw timedOut(context, match.capability);
-    if (
-      error instanceof BoundedBody.TooLarge ||
-      (error as { cause?: unknown }).cause instanceof BoundedBody.TooLarge
-    )
-      throw tooLarge();
-    throw new PlatformError('UPSTREAM_UNAVAILABLE', `${match.capability} could not be reached`);
+    throw upstreamFailure(context, match.capability, error);
   }
+}
+
+/** What a failed call upstream answers. */
+function upstreamFailure(context: GatewayDeps, capability: string, error: unknown): PlatformError {
+  if (error instanceof PlatformError) return error;
+  if (error instanceof undiciErrors.HeadersTimeoutError) return timedOut(context, capability);
+  if (error instanceof AnswerTooLarge)
+    return new PlatformError('PAYLOAD_TOO_LARGE', `a gateway body is at most ${MAX_BODY} bytes`);
+  if (error instanceof AnswerBrokenOff)
+    return error.cause instanceof undiciErrors.BodyTimeoutError
+      ? timedOut(context, capability)
+      : new PlatformError('UPSTREAM_UNAVAILABLE', `${capability} broke off its answer`);
+  if (
+    error instanceof BoundedBody.TooLarge ||
+    (error as { cause?: unknown }).cause instanceof BoundedBody.TooLarge
+  )
+    return tooLarge();
+  return new PlatformError('UPSTREAM_UNAVAILABLE', `${capability} could not be reached`);
 }
 
 /** An upstream URL's origin and base path (without its trailing slash), parsed once. */
@@ -264,17 +299,6 @@ function upstreamOf(gateway: Gateway, url: string) {
     gateway.upstreams.set(url, parsed);
   }
   return parsed;
-}
-
-/** An answer read whole, bounded in size and in time (a 504 when its body stops coming). */
-async function readAnswer(context: GatewayDeps, capability: string, answer: Dispatcher.ResponseData) {
-  try {
-    return await readBounded(answer.body, MAX_BODY);
-  } catch (error) {
-    if (error instanceof undiciErrors.BodyTimeoutError) throw timedOut(context, capability);
-    if (error instanceof PlatformError) throw error;
-    throw new PlatformError('UPSTREAM_UNAVAILABLE', `${capability} broke off its answer`);
-  }
 }
 
 const timedOut = (context: GatewayDeps, capability: string) =>
