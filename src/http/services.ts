@@ -12,7 +12,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** the request's services, bound to its unit of work */
     readonly services: Services;
-    /** the request's services once made (services' own store) */
+    /** the request's services once made: where the `services` getter keeps them */
     madeServices: Services | null;
   }
 }
