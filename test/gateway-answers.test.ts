@@ -13,6 +13,7 @@ const LARGE = Buffer.alloc(300 * 1024);
 for (let i = 0; i < LARGE.length; i++) LARGE[i] = (i * 7919) % 251;
 const digest = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
+let brokenCalls = 0;
 /** The upstream's answer in flight to the client that went away: whether it was cut short. */
 let dripping: { response: ServerResponse; closedEarly: boolean } | undefined;
 
@@ -28,6 +29,7 @@ const upstream = createServer((request, response) => {
     }
     if (path === '/v1/huge') return response.writeHead(201).end(Buffer.alloc(1024 * 1024 + 1, 'h'));
     if (path === '/v1/broken') {
+      brokenCalls++;
       response.writeHead(201, { 'content-length': 1000 });
       response.write('x'.repeat(100));
       return setTimeout(() => response.socket?.destroy(), 20);
@@ -114,9 +116,14 @@ describe('the gateway reads its upstream’s answer', () => {
 
   test('an idempotent route’s answer past 1 MiB is 413; one that breaks off 502; one that stalls 504', async () => {
     expectProblem(await post('/v1/huge'), 413, 'PAYLOAD_TOO_LARGE');
-    const broken = await post('/v1/broken');
+    const broken = await post('/v1/broken', 'ans-broken');
     expectProblem(broken, 502, 'UPSTREAM_UNAVAILABLE');
     assert.match(broken.body.detail, /broke off its answer/);
+    // Not recorded: the same key calls the upstream again.
+    const again = await post('/v1/broken', 'ans-broken');
+    expectProblem(again, 502, 'UPSTREAM_UNAVAILABLE');
+    assert.equal(again.headers.get('idempotent-replayed'), null);
+    assert.equal(brokenCalls, 2, 'the upstream was called again');
     expectProblem(await post('/v1/stalled'), 504, 'UPSTREAM_TIMEOUT');
   });
 
