@@ -14,14 +14,12 @@ export interface UpstreamAnswer {
   body: Buffer | Readable;
 }
 
-export interface Reading {
-  /** read whole whatever its size (bounded by `max`), to be recorded */
-  whole: boolean;
-  /** an answer of a known length up to this is read whole */
-  small: number;
-  /** the most bytes an answer read whole may have */
-  max: number;
-}
+/**
+ * How an answer is read: whole, to be recorded, up to `max` bytes; or streamed, unless its length is
+ * known and at most `small` (then it is collected and sent as one buffer).
+ */
+export type Reading = WholeReading | { whole: false; small: number };
+export type WholeReading = { whole: true; max: number };
 
 /** An answer read whole grew past its bound. */
 export class AnswerTooLarge extends Error {}
@@ -38,7 +36,7 @@ export interface WholeAnswer extends UpstreamAnswer {
 export function callUpstream(
   dispatcher: Dispatcher,
   options: Dispatcher.DispatchOptions,
-  reading: Reading & { whole: true },
+  reading: WholeReading,
 ): Promise<WholeAnswer>;
 export function callUpstream(
   dispatcher: Dispatcher,
@@ -102,7 +100,8 @@ class AnswerReader implements Dispatcher.DispatchHandler {
       return;
     }
     this.#size += chunk.length;
-    if (this.#size > this.#reading.max)
+    // A small answer's length is its own bound (the parser holds the answer to it).
+    if (this.#reading.whole && this.#size > this.#reading.max)
       return controller.abort(new AnswerTooLarge(`an answer of over ${this.#reading.max} bytes`));
     this.#chunks.push(chunk);
   }

@@ -22,6 +22,7 @@ import {
   type Reading,
   type UpstreamAnswer,
   type WholeAnswer,
+  type WholeReading,
 } from './gateway-upstream.ts';
 import { answerOf, scopeOf } from './idempotency.ts';
 
@@ -141,7 +142,7 @@ async function metered(context: GatewayDeps, request: FastifyRequest, upstream: 
  */
 async function streamed(gateway: Gateway, request: FastifyRequest, reply: FastifyReply): Promise<number> {
   const body = hasBody(request) ? request.raw.pipe(new BoundedBody(MAX_BODY)) : undefined;
-  const answer = await call(gateway, request, body, { whole: false, small: SMALL_ANSWER, max: MAX_BODY });
+  const answer = await call(gateway, request, body, { whole: false, small: SMALL_ANSWER });
   await reply.code(answer.statusCode).headers(answerHeaders(answer.headers)).send(answer.body);
   return answer.statusCode;
 }
@@ -172,7 +173,6 @@ async function idempotent(gateway: Gateway, request: FastifyRequest, reply: Fast
         await metered(context, request, async () => {
           const answer = await call(gateway, request, body.length > 0 ? body : undefined, {
             whole: true,
-            small: MAX_BODY,
             max: MAX_BODY,
           });
           const {
@@ -218,7 +218,7 @@ async function call(
   gateway: Gateway,
   request: FastifyRequest,
   body: NodeJS.ReadableStream | Buffer | undefined,
-  reading: Reading & { whole: true },
+  reading: WholeReading,
 ): Promise<WholeAnswer>;
 async function call(
   gateway: Gateway,
