@@ -88,7 +88,7 @@ export async function capability(databaseUrl: string): Promise<BenchResult> {
     errors.push(errorsOf(verifyRounds));
 
     figures.push(...(await ingestion(databaseUrl, first.baseUrl, key, tenants, checks, errors)));
-    figures.push(await reservations(first.baseUrl, key, tenant, errors));
+    figures.push(await reservations(databaseUrl, first.baseUrl, key, tenant, errors));
     checks.push(
       await race([first.baseUrl, second.baseUrl], key, tenants[1]?.projectId as string, databaseUrl),
     );
@@ -163,6 +163,7 @@ async function ingestion(
 
 /** 1,000 reservations a second vs 1,000 GET projects/me a second: p99 from each request's due time. */
 async function reservations(
+  databaseUrl: string,
   baseUrl: string,
   key: string,
   tenant: { projectId: string; key: string },
@@ -184,6 +185,18 @@ async function reservations(
     paced('/capability/v1/reservations', key, { projectId: tenant.projectId, metric: 'units', amount: 1 }),
   );
   errors.push(errorsOf(rounds));
+  // What the database alone takes for a durable write at this rate: the floor under the reservation's.
+  const commits: Measure[] = [];
+  for (let i = 0; i < 3; i++)
+    commits.push(
+      await runLoad<Measure>('paced-commit.ts', {
+        url: databaseUrl,
+        rate: 1000,
+        seconds: 5,
+        connections: 16,
+      }),
+    );
+  errors.push(...commits.map((c) => ({ failed: c.errors, total: c.total })));
   const p99 = spreadOf(rounds.map((r) => (r.subject.p99 ?? 0) / Math.max(r.baseline.p99 ?? 0, 0.001)));
   const subjectP99 = median(rounds.map((r) => r.subject.p99 ?? 0));
   return {
@@ -201,7 +214,7 @@ async function reservations(
       p50: median(rounds.map((r) => r.baseline.p50 ?? 0)),
       p99: median(rounds.map((r) => r.baseline.p99 ?? 0)),
     },
-    notes: 'the ratio here is of p99 latencies: lower is better',
+    notes: `the ratio here is of p99 latencies: lower is better. The database alone, a one-row INSERT committed at 1,000/s from 16 connections: p50 ${median(commits.map((c) => c.p50 ?? 0)).toFixed(2)} ms, p99 ${median(commits.map((c) => c.p99 ?? 0)).toFixed(2)} ms`,
   };
 }
 
