@@ -1,9 +1,9 @@
 // capability: the capability plane on its hot paths. Key verification against GET /core/v1/projects/me
 // (the same machinery minus the project read); usage ingestion against a raw loop inserting the same
 // batches into a table with the same unique key, with the counters summed against what was sent; 1,000
-// reservations a second against projects/me at the same rate (p99); 4 clients racing 2 `serve` processes
-// for a scarce limit (no over-admission); the SDK's recorder's CPU per record; then the gateway and erasure
-// across capabilities (capability-plane.ts).
+// reservations a second against projects/me at the same rate (p99, the database's own commit beside);
+// 4 clients racing 2 `serve` processes for a scarce limit (no over-admission); the SDK's recorder's CPU
+// per record; then the gateway and erasure across capabilities (capability-plane.ts).
 import { execFileSync } from 'node:child_process';
 import pg from 'pg';
 import { erasureFigure, gatewayFigures } from './capability-plane.ts';
@@ -161,7 +161,10 @@ async function ingestion(
   ];
 }
 
-/** 1,000 reservations a second vs 1,000 GET projects/me a second: p99 from each request's due time. */
+/**
+ * 1,000 reservations a second vs 1,000 GET projects/me a second, each request timed from when it went
+ * (load/schedule.ts): p99 against p99, with the database's own commit at that rate beside them.
+ */
 async function reservations(
   databaseUrl: string,
   baseUrl: string,
