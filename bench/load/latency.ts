@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
 import { now, startArrivals } from './arrivals.ts';
+import { until } from './schedule.ts';
 
 const config = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
   baseUrl: string;
@@ -53,9 +54,7 @@ for (const rate of config.rates) {
   const started = performance.now();
   const sends: Promise<void>[] = [];
   for (let i = 0; i < count; i++) {
-    const due = started + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    await until(started + (i * 1000) / rate);
     sends.push(
       post('/core/v1/events', { type: 'pay.payment.succeeded', data: { i } }, `${run}-${n++}`).then(
         (r) => {

@@ -10,12 +10,9 @@ export async function onSchedule(rate: number, seconds: number, operation: (i: n
   const started = performance.now();
   const running: Promise<void>[] = [];
   for (let i = 0; i < rate * seconds; i++) {
-    const due = started + (i * 1000) / rate;
     // Sent early and timed from its due time, an operation would seem faster than it was (timed so,
-    // projects/me's median came out below zero). A timer may fire up to a millisecond early, so the clock
-    // is read again; one whose time has passed starts at once, so the rate holds.
-    for (let wait = due - performance.now(); wait > 0; wait = due - performance.now())
-      await new Promise((resolve) => setTimeout(resolve, wait));
+    // projects/me's median came out below zero).
+    await until(started + (i * 1000) / rate);
     const from = performance.now();
     running.push(
       operation(i).then(
@@ -31,4 +28,14 @@ export async function onSchedule(rate: number, seconds: number, operation: (i: n
   }
   await Promise.all(running);
   return summary(latencies, errors, (performance.now() - started) / 1000);
+}
+
+/**
+ * Resolves once `due` (a performance.now() time) has come, never before: a timer may fire up to a
+ * millisecond early, so the clock is read again. A time already passed resolves at once, so a loop that
+ * fell behind catches up and its rate holds.
+ */
+export async function until(due: number) {
+  for (let wait = due - performance.now(); wait > 0; wait = due - performance.now())
+    await new Promise((resolve) => setTimeout(resolve, wait));
 }
