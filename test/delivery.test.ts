@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import { verifyWebhook } from '@platform-core/webhooks';
 import { Webhook } from 'standardwebhooks';
 import { queueCounts } from '../src/delivery-store/stats.ts';
+import { utcDay } from '../src/lib/clock.ts';
 import { expectProblem } from './helpers/app.ts';
 import { deliveryHarness } from './helpers/delivery-harness.ts';
 import { answerWith, eventually, startReceiver } from './helpers/receiver.ts';
@@ -126,9 +127,14 @@ describe('webhook deliveries', () => {
     assert.ok(Date.parse(shown.deliveredAt) >= Date.parse(attempts[0].startedAt));
     assert.ok(Date.parse(shown.deliveredAt) <= Date.now());
     await service.context.meter.flush();
-    const usage = (await get(tenant, '/core/v1/usage')).body.data;
+    // Metered on the day of each attempt: read from the first attempt's day, so a run that crosses midnight
+    // UTC still finds all three.
+    const from = attempts[2].startedAt.slice(0, 10);
+    const usage = (await get(tenant, `/core/v1/usage?from=${from}&to=${utcDay(Date.now())}`)).body.data;
     assert.equal(
-      usage.find((d: { metric: string }) => d.metric === 'webhook_deliveries')?.count,
+      usage
+        .filter((d: { metric: string }) => d.metric === 'webhook_deliveries')
+        .reduce((sum: number, d: { count: number }) => sum + d.count, 0),
       3,
       'every attempt is metered',
     );
