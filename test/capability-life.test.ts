@@ -9,6 +9,7 @@ import { after, describe, test } from 'node:test';
 import { expectProblem, startService, TEST_ENCRYPTION_KEY } from './helpers/app.ts';
 import { freshDatabase } from './helpers/database.ts';
 import { runCli, startProcess } from './helpers/process.ts';
+import { countOf } from './helpers/usage.ts';
 
 const upstream = createServer((request, response) => {
   request.resume();
@@ -83,8 +84,7 @@ describe("a capability's life", () => {
     assert.equal(task?.state, 'skipped', JSON.stringify(erasure.body));
     assert.equal(erasure.body.state, 'complete');
     const history = await setup.request('GET', '/core/v1/usage', { key: tenant.key });
-    const row = history.body.data.find((d: { capability: string }) => d.capability === 'brief');
-    assert.equal(row?.count, 7, 'its usage history is kept and listed');
+    assert.equal(countOf(history.body.data, 'brief', 'units'), 7, 'its usage history is kept and listed');
     const audit = await setup.request('GET', '/admin/v1/audit?action=capability.removed', {
       key: operator.key,
     });

@@ -16,6 +16,7 @@ import { Webhook } from 'standardwebhooks';
 import { startService } from './helpers/app.ts';
 import { freePort, startExample } from './helpers/examples.ts';
 import { eventually, startReceiver } from './helpers/receiver.ts';
+import { countOf } from './helpers/usage.ts';
 
 const PROCESSOR_SECRET = `whsec_${randomBytes(24).toString('base64')}`;
 let processorUp = true;
@@ -208,9 +209,8 @@ describe('examples/pay', () => {
   test('usage: payments counted by the gateway, their amount by Pay; an erasure anonymizes and counts', async () => {
     const counted = await eventually(async () => {
       const usage = await service.request('GET', '/core/v1/usage', { key: tenant.key });
-      const rows = usage.body.data.filter((d: { capability: string }) => d.capability === 'pay');
-      const of = (metric: string) => rows.find((d: { metric: string }) => d.metric === metric)?.count;
-      return of('amount_minor') === 4200 + 990 + 100 && of('payments') === 3 && rows;
+      const of = (metric: string) => countOf(usage.body.data, 'pay', metric);
+      return of('amount_minor') === 4200 + 990 + 100 && of('payments') === 3;
     }, 15_000);
     assert.ok(counted);
     const erased = await service.request('POST', '/core/v1/subjects/erase', {
