@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Capability, PlatformError } from '../packages/capability/src/index.ts';
 import { startService } from './helpers/app.ts';
+import { countOf } from './helpers/usage.ts';
 
 const service = await startService({ env: { PLATFORM_RATE_LIMIT_PER_SECOND: '0' } });
 const operator = await service.operator();
@@ -50,11 +51,10 @@ function countingFetch(options: { loseAnswers?: number; path?: string } = {}) {
 const sdk = (extra: Partial<ConstructorParameters<typeof Capability>[0]> = {}) =>
   new Capability({ apiKey: registered.key, baseUrl: service.baseUrl, ...extra });
 
-const countOf = async (projectId: string, metric: string) => {
+/** A project's count of one of mailer's metrics, as the management API reports it. */
+const mailerCount = async (projectId: string, metric: string) => {
   const usage = await service.request('GET', `/admin/v1/projects/${projectId}/usage`, { key: operator.key });
-  return usage.body.data
-    .filter((d: { capability: string; metric: string }) => d.capability === 'mailer' && d.metric === metric)
-    .reduce((sum: number, d: { count: number }) => sum + d.count, 0);
+  return countOf(usage.body.data, 'mailer', metric);
 };
 
 describe('the capability SDK against the service', () => {
@@ -116,7 +116,7 @@ describe('the capability SDK against the service', () => {
     assert.equal(await recorder.close(), 0, 'nothing left behind');
     assert.ok((calls.get('/capability/v1/usage') ?? 0) >= 5, 'three batches, two of them sent again');
     assert.deepEqual(errors, [], 'lost answers are retried by the transport, not reported');
-    assert.equal(await countOf(tenant.projectId, 'bytes'), 2500 * 2 + 7);
+    assert.equal(await mailerCount(tenant.projectId, 'bytes'), 2500 * 2 + 7);
   });
 
   test('a record the platform refuses is reported, the rest of its batch counted', async () => {
@@ -128,7 +128,7 @@ describe('the capability SDK against the service', () => {
     recorder.record({ projectId: tenant.projectId, metric: 'bytes', id: 'good-2' });
     assert.equal(await recorder.close(), 0);
     assert.deepEqual(refused, ['bad-1']);
-    assert.equal(await countOf(tenant.projectId, 'bytes'), 2);
+    assert.equal(await mailerCount(tenant.projectId, 'bytes'), 2);
   });
 
   test('withReservation commits what the work used, releases when it throws; past the limit a 429', async () => {

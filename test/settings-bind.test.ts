@@ -143,7 +143,7 @@ describe('settings bind at their 200, in every process', () => {
         (await call(processes[i % 2] as string, 'GET', `/bind/v1/things/${i}`, tenant.key)).status,
       );
     assert.deepEqual(statuses, [200, 200, 429, 429, 429], 'one before the change, two after');
-    let count: number | undefined;
+    let count = 0;
     for (let tries = 0; tries < 40 && count !== 3; tries++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       const usage = await call(a.baseUrl, 'GET', '/core/v1/usage', tenant.key);
